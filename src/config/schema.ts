@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import { parseDuration } from './duration.ts';
+
+/** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
+const duration = z.string().transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a duration (use a number and a unit: "500ms", "30s", "15m", "1h", "7d")`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** An ISO 8601 instant, parsed to epoch milliseconds. */
+const instant = z.string().transform((text, ctx) => {
+  const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not an ISO 8601 time (e.g. "2026-01-01T00:00:00Z")`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const MINUTE = 60_000;
+
+export const NEXT_TYPES = ['cursor', 'url', 'link', 'page', 'last_id', 'none'] as const;
+
+/** How to reach the next page of the same window. */
+const nextSchema = z
+  .strictObject({
+    /** cursor | url | link | page | last_id | none (default none: one request per window). */
+    type: z.enum(NEXT_TYPES).default('none'),
+    /** cursor, page, last_id: the query parameter to send. */
+    param: z.string().min(1).optional(),
+    /** cursor: body path of the cursor; url: body path of the next URL. */
+    path: z.string().min(1).optional(),
+    /** Optional body path; true means this was the last page. */
+    stop: z.string().min(1).optional(),
+    /** Optional body path; false means this was the last page. */
+    more: z.string().min(1).optional(),
+  })
+  .superRefine((next, ctx) => {
+    const needs = (key: 'param' | 'path') => {
+      if (next[key] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is required when next.type = "${next.type}"`,
+        });
+      }
+    };
+    if (next.type === 'cursor') needs('param');
+    if (next.type === 'cursor' || next.type === 'url') needs('path');
+    if (next.type === 'page' || next.type === 'last_id') needs('param');
+  });
+
+/** The upstream API and how to read it. */
+const sourceSchema = z.strictObject({
+  /** The endpoint that answers "what changed since `from`". Required. */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Optional: the name of a service binding to send requests through (another Worker). */
+  service: z.string().min(1).optional(),
+  /** Query parameter that takes the window start. Required. */
+  from_param: z.string().min(1),
+  /** Optional query parameter for the window end; enables bounded windows (max_window). */
+  to_param: z.string().min(1).optional(),
+  /** iso | unix | unix_ms, for the from/to parameters (default iso). */
+  time_format: z.enum(['iso', 'unix', 'unix_ms']).default('iso'),
+  /** Dot path to the array of records; "" = the body is the array (default ""). */
+  items: z.string().default(''),
+  /** Dot path of a record's id (default "id"). */
+  id: z.string().min(1).default('id'),
+  /** Dot path of a record's updated_at (default "updated_at"). */
+  updated_at: z.string().min(1).default('updated_at'),
+  /** Fixed query parameters (default none). */
+  params: z.record(z.string(), z.string()).default({}),
+  /** Request headers; use ${SECRET} for credentials (default none). */
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Per request timeout (default 30s). */
+  timeout: duration.default(30_000),
+  /** Paging within a window (default { type = "none" }). */
+  next: nextSchema.default({ type: 'none' }),
+});
+
+/** Where each record goes. */
+const deliverSchema = z
+  .strictObject({
+    /** webhook | queue | handler. Required. */
+    type: z.enum(['webhook', 'queue', 'handler']),
+    /** webhook: the receiver's URL. */
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** webhook: Standard Webhooks signing secret ("whsec_…"), usually "${WEBHOOK_SECRET}". */
+    secret: z.string().min(1).optional(),
+    /** Records per request (webhook) or per sendBatch (queue) (default 1). */
+    batch: z.int().min(1).max(100).default(1),
+    /** webhook: per request timeout (default 30s). */
+    timeout: duration.default(30_000),
+    /** queue: the [[queues.producers]] binding name. */
+    binding: z.string().min(1).optional(),
+    /** handler: the name a function is registered under in src/handlers. */
+    name: z.string().min(1).optional(),
+  })
+  .superRefine((deliver, ctx) => {
+    const required = { webhook: ['url', 'secret'], queue: ['binding'], handler: ['name'] } as const;
+    for (const key of required[deliver.type]) {
+      if (deliver[key] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is required when deliver.type = "${deliver.type}"`,
+        });
+      }
+    }
+  });
+
+/** One poller: `[vars.POLLERS.<name>]`. */
+export const pollerSchema = z
+  .strictObject({
+    /** Required; must be listed in [triggers].crons. */
+    cron: z.string().min(1),
+    /** Default true. */
+    enabled: z.boolean().default(true),
+    /** Checkpoint when none is stored (default: the first run's T). */
+    start_from: instant.optional(),
+    /** Crash-recovery ceiling; must be > max_run (default 15m). */
+    lease_ttl: duration.default(15 * MINUTE),
+    /** A run stops itself after this (default 10m). */
+    max_run: duration.default(10 * MINUTE),
+    /** C <- T - lag_allowance (default 0s: store the start time). */
+    lag_allowance: duration.default(0),
+    /** Each window starts this much before C (default 0s). */
+    overlap: duration.default(0),
+    /** Optional; needs source.to_param; chunks backlogs into windows of this size. */
+    max_window: duration.optional(),
+    /** Per update, then dead letter (default 5). */
+    max_attempts: z.int().min(1).default(5),
+    /** /healthz reports the poller when lag exceeds this (default 30m). */
+    alert_after: duration.default(30 * MINUTE),
+    /** Requests (upstream and delivery) one run may make before it continues in a fresh invocation (default 1000). */
+    max_subrequests: z.int().min(2).default(1000),
+    source: sourceSchema,
+    deliver: deliverSchema,
+  })
+  .superRefine((poller, ctx) => {
+    if (poller.lease_ttl <= poller.max_run) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lease_ttl'],
+        message:
+          'must be greater than max_run: the lease is the crash-recovery ceiling, so a run still ' +
+          'going when it expires would be taken over by a second, concurrent run',
+      });
+    }
+    if (poller.max_run > 14 * MINUTE) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_run'],
+        message: 'must be at most 14m: Cloudflare cuts alarm handlers at 15 minutes of wall time',
+      });
+    }
+    if (poller.max_window !== undefined && poller.source.to_param === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_window'],
+        message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
+      });
+    }
+    if (poller.max_window !== undefined && poller.max_window <= poller.overlap) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_window'],
+        message: 'must be greater than overlap, or a window would never get past the checkpoint',
+      });
+    }
+  });
+
+export type PollerConfig = z.output<typeof pollerSchema>;
+export type SourceConfig = PollerConfig['source'];
+export type DeliverConfig = PollerConfig['deliver'];
+export type NextConfig = SourceConfig['next'];

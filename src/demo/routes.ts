@@ -1,0 +1,32 @@
+import { Hono } from 'hono';
+import { parseTimestamp } from '../sources/time.ts';
+import { audit } from './audit.ts';
+
+const DEMO_POLLER = 'demo_sessions';
+
+function upstream(env: Env) {
+  return env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
+}
+
+/** The built-in demo upstream (`/demo/sessions`) and its audit (`/demo/audit`). */
+export const demoRoutes = new Hono<{ Bindings: Env }>()
+  .get('/sessions', async (c) => {
+    const from = parseTimestamp(c.req.query('date_from'));
+    const toParam = c.req.query('date_to');
+    const to = toParam === undefined ? null : parseTimestamp(toParam);
+    if (from === undefined || to === undefined) {
+      return c.json({ error: 'date_from (and date_to, if given) must be ISO 8601 times' }, 400);
+    }
+    const limit = Math.min(Math.max(Number(c.req.query('limit') ?? 50) || 50, 1), 500);
+    const page = await upstream(c.env).sessions({
+      from,
+      to,
+      cursor: c.req.query('cursor') ?? null,
+      limit,
+    });
+    if (!page.ok) return c.json({ error: page.error }, page.status as 503);
+    return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
+  })
+  .get('/audit', async (c) => c.json(await audit(c.env, c.req.query('poller') ?? DEMO_POLLER)));
+
+export { upstream as demoUpstream };

@@ -1,0 +1,121 @@
+import { type Lease, NO_LEASE } from './lease.ts';
+import {
+  type LedgerEntry,
+  ledgerKey,
+  type PollerState,
+  type PollerStore,
+  type RunRecord,
+  type Wakeup,
+} from './ports.ts';
+
+/**
+ * PollerStore in memory, with the same contract as the SQLite store: for engine tests and
+ * the simulation. `crash()` forgets nothing: like storage, it survives a dead run.
+ */
+export class MemoryStore implements PollerStore {
+  state: PollerState = { checkpoint: null, lease: { ...NO_LEASE }, wakeup: null, failures: 0 };
+  readonly ledger = new Map<string, LedgerEntry>();
+  readonly runs: RunRecord[] = [];
+  recoveries = 0;
+  /** Row writes, counted the way SQLite bills them, for cost checks. */
+  rowsWritten = 0;
+
+  read(): PollerState {
+    return structuredClone(this.state);
+  }
+
+  acquire(expectedEpoch: number, lease: Lease): boolean {
+    if (this.state.lease.epoch !== expectedEpoch) return false;
+    this.state = { ...this.state, lease: { ...lease }, wakeup: null };
+    this.rowsWritten += 1;
+    return true;
+  }
+
+  markRunning(epoch: number): boolean {
+    if (!this.holds(epoch)) return false;
+    this.state.lease = { ...this.state.lease, phase: 'running' };
+    this.rowsWritten += 1;
+    return true;
+  }
+
+  delivered(from: number): Set<string> {
+    const keys = new Set<string>();
+    for (const entry of this.ledger.values()) {
+      if (entry.versionMs >= from) keys.add(ledgerKey(entry.id, entry.version));
+    }
+    return keys;
+  }
+
+  commitWindow(
+    epoch: number,
+    checkpoint: number,
+    remember: LedgerEntry[],
+    pruneBelow: number,
+  ): boolean {
+    if (!this.holds(epoch)) return false;
+    this.state.checkpoint = checkpoint;
+    this.rowsWritten += 1;
+    this.insert(remember);
+    for (const [key, entry] of this.ledger) {
+      if (entry.versionMs < pruneBelow) {
+        this.ledger.delete(key);
+        this.rowsWritten += 1;
+      }
+    }
+    return true;
+  }
+
+  remember(epoch: number, entries: LedgerEntry[]): boolean {
+    if (!this.holds(epoch)) return false;
+    this.insert(entries);
+    return true;
+  }
+
+  finishRun(
+    epoch: number,
+    run: RunRecord,
+    next: { failures: number; wakeup: Wakeup | null },
+  ): boolean {
+    if (!this.holds(epoch)) return false;
+    this.state.lease = { ...this.state.lease, held: false };
+    this.state.failures = next.failures;
+    this.state.wakeup = next.wakeup;
+    this.rowsWritten += 1;
+    this.recordRun(run);
+    return true;
+  }
+
+  recordRun(run: RunRecord): void {
+    this.runs.push(run);
+    this.rowsWritten += 1;
+  }
+
+  recordRecovery(dead: Lease, now: number): void {
+    this.recoveries += 1;
+    this.recordRun({
+      epoch: dead.epoch,
+      trigger: dead.trigger,
+      outcome: 'recovered',
+      startedAt: dead.startedAt ?? now,
+      finishedAt: now,
+      windows: 0,
+      pages: 0,
+      records: 0,
+      error: null,
+    });
+  }
+
+  private holds(epoch: number): boolean {
+    return this.state.lease.held && this.state.lease.epoch === epoch;
+  }
+
+  private insert(entries: LedgerEntry[]): void {
+    for (const entry of entries) {
+      const key = ledgerKey(entry.id, entry.version);
+      if (!this.ledger.has(key)) {
+        this.ledger.set(key, entry);
+        this.rowsWritten += 1;
+      }
+    }
+  }
+}

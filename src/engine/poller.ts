@@ -1,0 +1,135 @@
+import { decideLease, isExpired, type Lease } from './lease.ts';
+import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
+import { runPoll } from './run.ts';
+
+/** The poller's single alarm. */
+export interface AlarmPort {
+  set(at: number | null): Promise<void>;
+}
+
+type LeaseResult =
+  | { outcome: 'started'; epoch: number; recovered: boolean }
+  | { outcome: 'skipped'; reason: 'lease_held'; lease: Lease };
+
+export type TriggerResult =
+  | LeaseResult
+  | { outcome: 'skipped'; reason: 'backing_off'; retryAt: number };
+
+/**
+ * The alarm is derived from storage, never remembered: a lease not yet started wants it now,
+ * a running lease at its expiry (the crash-recovery ceiling, R5), otherwise the next wakeup.
+ */
+export function nextAlarmAt(state: PollerState): number | null {
+  if (state.lease.held) {
+    return state.lease.phase === 'acquired' ? state.lease.startedAt : state.lease.expiresAt;
+  }
+  return state.wakeup?.at ?? null;
+}
+
+/** Triggers and alarms of one poller, over injected storage, source, delivery and clock. */
+export class PollerEngine {
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly alarm: AlarmPort,
+  ) {}
+
+  /**
+   * A trigger (cron, manual) takes the lease and asks the alarm to start the run at once,
+   * so the caller returns quickly and the run gets an alarm's wall time. A trigger that
+   * finds a live lease is skipped and counted, never queued (R4).
+   */
+  async trigger(kind: TriggerKind): Promise<TriggerResult> {
+    const now = this.ctx.now();
+    const state = this.ctx.store.read();
+    const wakeup = state.wakeup;
+    if (kind === 'cron' && !state.lease.held && wakeup?.reason === 'retry' && wakeup.at > now) {
+      // R12: a failed run already has its retry booked; a cron tick must not hammer sooner.
+      this.skip(kind, now, `backing off until ${new Date(wakeup.at).toISOString()}`);
+      return { outcome: 'skipped', reason: 'backing_off', retryAt: wakeup.at };
+    }
+    const result = this.acquire(kind, state, now);
+    if (result.outcome === 'skipped') {
+      this.skip(
+        kind,
+        now,
+        `lease held by run ${result.lease.epoch} until ${iso(result.lease.expiresAt)}`,
+      );
+    }
+    await this.rearm();
+    return result;
+  }
+
+  /** The alarm: start an acquired run, recover from a dead one, or run a retry or continuation. */
+  async onAlarm(): Promise<RunRecord | null> {
+    const now = this.ctx.now();
+    const state = this.ctx.store.read();
+    const { lease, wakeup } = state;
+    if (lease.held && !isExpired(lease, now)) {
+      if (lease.phase === 'acquired') return this.run(lease);
+      await this.rearm(); // the run is alive; its ceiling is still ahead
+      return null;
+    }
+    if (lease.held || (wakeup && wakeup.at <= now)) {
+      const kind: TriggerKind = lease.held ? 'recovery' : (wakeup?.reason ?? 'retry');
+      const result = this.acquire(kind, state, now);
+      if (result.outcome === 'started') {
+        const acquired = this.ctx.store.read().lease;
+        return this.run(acquired);
+      }
+    }
+    await this.rearm();
+    return null;
+  }
+
+  /** Sets the alarm to what storage says comes next. */
+  async rearm(): Promise<void> {
+    await this.alarm.set(nextAlarmAt(this.ctx.store.read()));
+  }
+
+  private acquire(kind: TriggerKind, state: PollerState, now: number): LeaseResult {
+    const decision = decideLease(state.lease, now, this.ctx.config.lease_ttl, kind);
+    if (decision.kind === 'skip')
+      return { outcome: 'skipped', reason: 'lease_held', lease: decision.holder };
+    if (decision.recovered) this.ctx.store.recordRecovery(decision.recovered, now);
+    if (!this.ctx.store.acquire(state.lease.epoch, decision.lease)) {
+      return { outcome: 'skipped', reason: 'lease_held', lease: this.ctx.store.read().lease };
+    }
+    return {
+      outcome: 'started',
+      epoch: decision.lease.epoch,
+      recovered: decision.recovered !== null,
+    };
+  }
+
+  private async run(lease: Lease): Promise<RunRecord> {
+    // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
+    await this.alarm.set(lease.expiresAt);
+    const run = await runPoll(this.ctx, lease.epoch, lease.trigger);
+    this.ctx.log?.({
+      event: 'run',
+      poller: this.ctx.poller,
+      ...run,
+      checkpoint: iso(this.ctx.store.read().checkpoint),
+    });
+    await this.rearm();
+    return run;
+  }
+
+  private skip(kind: TriggerKind, now: number, error: string): void {
+    this.ctx.store.recordRun({
+      epoch: this.ctx.store.read().lease.epoch,
+      trigger: kind,
+      outcome: 'skipped',
+      startedAt: now,
+      finishedAt: now,
+      windows: 0,
+      pages: 0,
+      records: 0,
+      error,
+    });
+  }
+}
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

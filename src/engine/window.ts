@@ -1,0 +1,43 @@
+/** The range of upstream time one series of page requests covers: `[from, to)`. */
+export interface Window {
+  from: number;
+  /** The end sent to the upstream when `bounded`; otherwise `T` (open-ended query). */
+  to: number;
+  /** True when the upstream takes an end (`to_param`), so `to` is sent with the request. */
+  bounded: boolean;
+  /** `T`: the Worker's clock read before the window's first request. */
+  startedAt: number;
+}
+
+export interface WindowPlan {
+  checkpoint: number;
+  overlap: number;
+  /** Only with a bounded source; undefined means one window up to T. */
+  maxWindow: number | undefined;
+  bounded: boolean;
+  now: number;
+}
+
+/** Plans the next window from the checkpoint: `from = C − overlap`, `to = min(from + max_window, T)`. */
+export function planWindow(plan: WindowPlan): Window {
+  const from = plan.checkpoint - plan.overlap;
+  const to =
+    plan.bounded && plan.maxWindow !== undefined
+      ? Math.min(from + plan.maxWindow, plan.now)
+      : plan.now;
+  return { from, to: Math.max(from, to), bounded: plan.bounded, startedAt: plan.now };
+}
+
+/**
+ * R1: when every update of a window was handled, `C ← max(C, min(to, T − lag_allowance))`.
+ * Never the time a response arrived: an update stamped after T that the response missed
+ * stays above the new checkpoint and is asked for again.
+ */
+export function nextCheckpoint(checkpoint: number, window: Window, lagAllowance: number): number {
+  return Math.max(checkpoint, Math.min(window.to, window.startedAt - lagAllowance));
+}
+
+/** A bounded window that ended before T leaves a backlog, worth another window at once (R3). */
+export function hasBacklog(window: Window, before: number, after: number): boolean {
+  return window.bounded && window.to < window.startedAt && after > before;
+}

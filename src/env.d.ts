@@ -1,0 +1,19 @@
+/** The Worker's bindings, as declared in wrangler.toml, plus its secrets. */
+interface Env {
+  POLLER: DurableObjectNamespace<import('./poller/durable-object.ts').Poller>;
+  DEMO_UPSTREAM: DurableObjectNamespace<import('./demo/upstream.ts').DemoUpstream>;
+  /** A binding to this Worker itself: the demo poller reaches /demo/ through it. */
+  SELF: Fetcher;
+  /** The demo handler's database. */
+  DB: D1Database;
+  /** The pollers: a table from wrangler.toml, or the same as a JSON string. */
+  POLLERS?: unknown;
+  /** Secret: grants admin and read routes. */
+  ADMIN_TOKEN?: string;
+  /** Secret: grants read-only routes. */
+  STATUS_TOKEN?: string;
+}
+
+declare namespace Cloudflare {
+  interface Env extends globalThis.Env {}
+}

@@ -1,0 +1,46 @@
+import type { MiddlewareHandler } from 'hono';
+
+export type Access = 'read' | 'admin';
+
+/**
+ * Bearer-token auth, failing closed. Reads accept STATUS_TOKEN or ADMIN_TOKEN; admin routes
+ * only ADMIN_TOKEN. A route none of whose secrets is set answers 503 and names the secret.
+ */
+export function requireToken(access: Access): MiddlewareHandler<{ Bindings: Env }> {
+  return async (c, next) => {
+    const names =
+      access === 'admin' ? (['ADMIN_TOKEN'] as const) : (['STATUS_TOKEN', 'ADMIN_TOKEN'] as const);
+    const tokens = names.map((name) => c.env[name]).filter((token): token is string => !!token);
+    if (tokens.length === 0) {
+      const which = names.join(' or ');
+      return c.json(
+        {
+          error: `this route is closed until ${which} is set: run \`wrangler secret put ${names[0]}\` (locally, add it to .dev.vars)`,
+        },
+        503,
+      );
+    }
+    const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+    if (presented === undefined) {
+      return c.json({ error: 'missing bearer token: send Authorization: Bearer <token>' }, 401, {
+        'www-authenticate': 'Bearer',
+      });
+    }
+    for (const token of tokens) {
+      if (await sameSecret(presented, token)) return next();
+    }
+    return c.json({ error: 'invalid token' }, 401, {
+      'www-authenticate': 'Bearer error="invalid_token"',
+    });
+  };
+}
+
+/** Constant-time comparison: digests first, so neither content nor length leaks through timing. */
+async function sameSecret(presented: string, expected: string): Promise<boolean> {
+  const encoder = new TextEncoder();
+  const [a, b] = await Promise.all([
+    crypto.subtle.digest('SHA-256', encoder.encode(presented)),
+    crypto.subtle.digest('SHA-256', encoder.encode(expected)),
+  ]);
+  return crypto.subtle.timingSafeEqual(a, b);
+}

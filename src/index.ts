@@ -1,0 +1,12 @@
+import { app } from './http/app.ts';
+import { dispatchCron } from './schedule.ts';
+
+export { DemoUpstream } from './demo/upstream.ts';
+export { Poller } from './poller/durable-object.ts';
+
+export default {
+  fetch: app.fetch,
+  async scheduled(controller, env) {
+    await dispatchCron(controller.cron, env);
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,95 @@
+import { DurableObject } from 'cloudflare:workers';
+import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
+import type { RunRecord } from '../engine/ports.ts';
+import { migrate } from './migrations.ts';
+import { SqliteStore } from './sqlite-store.ts';
+import { buildStatus, type PollerStatus } from './status.ts';
+import { wirePoller } from './wiring.ts';
+
+export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: string[] };
+
+/**
+ * One poller: owns its lease, checkpoint, ledger and history in SQLite, and runs the
+ * engine. Everything it knows is in storage; the alarm is derived from it.
+ */
+export class Poller extends DurableObject<Env> {
+  private readonly store: SqliteStore;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    migrate(ctx.storage);
+    this.store = new SqliteStore(ctx.storage);
+  }
+
+  /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
+  async trigger(name: string, kind: 'cron' | 'manual'): Promise<TriggerReply> {
+    this.rememberName(name);
+    const engine = this.engine(name);
+    if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
+    return engine.engine.trigger(kind);
+  }
+
+  async status(name: string): Promise<PollerStatus> {
+    this.rememberName(name);
+    const wiring = wirePoller(name, this.env, this.store);
+    return buildStatus({
+      name,
+      configErrors: wiring.ok ? [] : wiring.errors,
+      state: this.store.read(),
+      lastRun: this.store.runs(1)[0],
+      alarm: await this.ctx.storage.getAlarm(),
+      counters: this.store.counters(),
+      now: Date.now(),
+    });
+  }
+
+  /** The run history, newest first. */
+  async runs(limit: number): Promise<RunRecord[]> {
+    return this.store.runs(limit);
+  }
+
+  override async alarm(): Promise<void> {
+    const name = this.storedName();
+    if (name === null) return;
+    const engine = this.engine(name);
+    if (!engine.ok) {
+      // Not retried: a config error needs a deploy, which brings a fresh trigger.
+      console.log(JSON.stringify({ event: 'alarm_skipped', poller: name, errors: engine.errors }));
+      return;
+    }
+    try {
+      await engine.engine.onAlarm();
+    } catch (error) {
+      // The lease alarm stays set, so a run that threw is recovered at its expiry.
+      console.log(JSON.stringify({ event: 'run_crashed', poller: name, error: String(error) }));
+      await engine.engine.rearm();
+    }
+  }
+
+  private engine(
+    name: string,
+  ): { ok: true; engine: PollerEngine } | { ok: false; errors: string[] } {
+    const wiring = wirePoller(name, this.env, this.store);
+    if (!wiring.ok) return wiring;
+    const storage = this.ctx.storage;
+    const alarm = {
+      set: async (at: number | null) => {
+        if (at === null) await storage.deleteAlarm();
+        else await storage.setAlarm(at);
+      },
+    };
+    return { ok: true, engine: new PollerEngine(wiring.context, alarm) };
+  }
+
+  /** The alarm does not say whose it is, so the first call stores the poller's name. */
+  private rememberName(name: string): void {
+    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('name', ?)", name);
+  }
+
+  private storedName(): string | null {
+    const rows = this.ctx.storage.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'name'")
+      .toArray();
+    return rows[0]?.value ?? null;
+  }
+}

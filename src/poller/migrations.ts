@@ -1,0 +1,69 @@
+/**
+ * The poller's storage schema, as numbered, append-only migrations. Never edit a migration
+ * that has shipped: add the next one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: state (checkpoint, lease, next wakeup, counters) in one row, so a run's bookkeeping is
+  // one row write; the ledger; run history.
+  `CREATE TABLE poller_state (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     checkpoint INTEGER,
+     epoch INTEGER NOT NULL DEFAULT 0,
+     lease_trigger TEXT NOT NULL DEFAULT 'cron',
+     lease_held INTEGER NOT NULL DEFAULT 0,
+     lease_phase TEXT NOT NULL DEFAULT 'acquired',
+     lease_started_at INTEGER,
+     lease_expires_at INTEGER,
+     wakeup_at INTEGER,
+     wakeup_reason TEXT,
+     wakeup_failure TEXT,
+     failures INTEGER NOT NULL DEFAULT 0,
+     runs INTEGER NOT NULL DEFAULT 0,
+     successes INTEGER NOT NULL DEFAULT 0,
+     failed_runs INTEGER NOT NULL DEFAULT 0,
+     continued_runs INTEGER NOT NULL DEFAULT 0,
+     skipped INTEGER NOT NULL DEFAULT 0,
+     recoveries INTEGER NOT NULL DEFAULT 0,
+     records_delivered INTEGER NOT NULL DEFAULT 0
+   );
+   INSERT INTO poller_state (id) VALUES (1);
+   CREATE TABLE ledger (
+     id TEXT NOT NULL,
+     version TEXT NOT NULL,
+     version_ms INTEGER NOT NULL,
+     PRIMARY KEY (id, version)
+   ) WITHOUT ROWID;
+   CREATE INDEX ledger_by_version ON ledger (version_ms);
+   CREATE TABLE runs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     epoch INTEGER NOT NULL,
+     trigger TEXT NOT NULL,
+     outcome TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     finished_at INTEGER NOT NULL,
+     windows INTEGER NOT NULL,
+     pages INTEGER NOT NULL,
+     records INTEGER NOT NULL,
+     error TEXT
+   );
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+];
+
+/** Applies the migrations not yet applied, each in its own transaction. */
+export function migrate(storage: DurableObjectStorage): void {
+  const sql = storage.sql;
+  sql.exec(
+    'CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  const row = sql
+    .exec<{ version: number | null }>('SELECT MAX(version) AS version FROM _migrations')
+    .one();
+  const applied = row.version ?? 0;
+  MIGRATIONS.slice(applied).forEach((statement, index) => {
+    const version = applied + index + 1;
+    storage.transactionSync(() => {
+      sql.exec(statement);
+      sql.exec('INSERT INTO _migrations (version, applied_at) VALUES (?, ?)', version, Date.now());
+    });
+  });
+}

@@ -1,0 +1,278 @@
+import type { Lease } from '../engine/lease.ts';
+import {
+  type LedgerEntry,
+  ledgerKey,
+  type PollerState,
+  type PollerStore,
+  type RunOutcome,
+  type RunRecord,
+  type TriggerKind,
+  type Wakeup,
+} from '../engine/ports.ts';
+
+/** Runs kept in history. */
+export const HISTORY_LIMIT = 100;
+
+type StateRow = {
+  checkpoint: number | null;
+  epoch: number;
+  lease_trigger: string;
+  lease_held: number;
+  lease_phase: string;
+  lease_started_at: number | null;
+  lease_expires_at: number | null;
+  wakeup_at: number | null;
+  wakeup_reason: string | null;
+  wakeup_failure: string | null;
+  failures: number;
+  runs: number;
+  successes: number;
+  failed_runs: number;
+  continued_runs: number;
+  skipped: number;
+  recoveries: number;
+  records_delivered: number;
+};
+
+type RunRow = {
+  epoch: number;
+  trigger: string;
+  outcome: string;
+  started_at: number;
+  finished_at: number;
+  windows: number;
+  pages: number;
+  records: number;
+  error: string | null;
+};
+
+export interface Counters {
+  runs: number;
+  successes: number;
+  failures: number;
+  continued: number;
+  skipped: number;
+  recoveries: number;
+  records_delivered: number;
+}
+
+/** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
+const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
+
+/** PollerStore over the Durable Object's SQLite storage. */
+export class SqliteStore implements PollerStore {
+  private readonly sql: SqlStorage;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+  }
+
+  read(): PollerState {
+    const row = this.row();
+    return {
+      checkpoint: row.checkpoint,
+      lease: {
+        epoch: row.epoch,
+        trigger: row.lease_trigger as TriggerKind,
+        held: row.lease_held === 1,
+        phase: row.lease_phase === 'running' ? 'running' : 'acquired',
+        startedAt: row.lease_started_at,
+        expiresAt: row.lease_expires_at,
+      },
+      wakeup:
+        row.wakeup_at === null
+          ? null
+          : {
+              at: row.wakeup_at,
+              reason: row.wakeup_reason === 'continuation' ? 'continuation' : 'retry',
+              ...(row.wakeup_failure
+                ? { failure: row.wakeup_failure as NonNullable<Wakeup['failure']> }
+                : {}),
+            },
+      failures: row.failures,
+    };
+  }
+
+  acquire(expectedEpoch: number, lease: Lease): boolean {
+    return (
+      this.sql.exec(
+        `UPDATE poller_state SET epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = 'acquired',
+           lease_started_at = ?, lease_expires_at = ?, wakeup_at = NULL, wakeup_reason = NULL, wakeup_failure = NULL
+         WHERE id = 1 AND epoch = ?`,
+        lease.epoch,
+        lease.trigger,
+        lease.startedAt,
+        lease.expiresAt,
+        expectedEpoch,
+      ).rowsWritten > 0
+    );
+  }
+
+  markRunning(epoch: number): boolean {
+    return (
+      this.sql.exec(`UPDATE poller_state SET lease_phase = 'running' ${FENCE}`, epoch).rowsWritten >
+      0
+    );
+  }
+
+  delivered(from: number): Set<string> {
+    const keys = new Set<string>();
+    for (const row of this.sql.exec<{ id: string; version: string }>(
+      'SELECT id, version FROM ledger WHERE version_ms >= ?',
+      from,
+    )) {
+      keys.add(ledgerKey(row.id, row.version));
+    }
+    return keys;
+  }
+
+  commitWindow(
+    epoch: number,
+    checkpoint: number,
+    remember: LedgerEntry[],
+    pruneBelow: number,
+  ): boolean {
+    return this.storage.transactionSync(() => {
+      const moved = this.sql.exec(
+        `UPDATE poller_state SET checkpoint = ? ${FENCE}`,
+        checkpoint,
+        epoch,
+      );
+      if (moved.rowsWritten === 0) return false;
+      this.insertLedger(remember);
+      this.sql.exec('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
+      return true;
+    });
+  }
+
+  remember(epoch: number, entries: LedgerEntry[]): boolean {
+    if (!this.holds(epoch)) return false;
+    this.storage.transactionSync(() => this.insertLedger(entries));
+    return true;
+  }
+
+  finishRun(
+    epoch: number,
+    run: RunRecord,
+    next: { failures: number; wakeup: Wakeup | null },
+  ): boolean {
+    return this.storage.transactionSync(() => {
+      const released = this.sql.exec(
+        `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
+           runs = runs + 1,
+           successes = successes + ?, failed_runs = failed_runs + ?, continued_runs = continued_runs + ?,
+           records_delivered = records_delivered + ?
+         ${FENCE}`,
+        next.failures,
+        next.wakeup?.at ?? null,
+        next.wakeup?.reason ?? null,
+        next.wakeup?.failure ?? null,
+        run.outcome === 'success' ? 1 : 0,
+        run.outcome === 'failed' ? 1 : 0,
+        run.outcome === 'continued' ? 1 : 0,
+        run.records,
+        epoch,
+      );
+      if (released.rowsWritten === 0) return false;
+      this.insertRun(run);
+      return true;
+    });
+  }
+
+  recordRun(run: RunRecord): void {
+    this.storage.transactionSync(() => {
+      if (run.outcome === 'skipped')
+        this.sql.exec('UPDATE poller_state SET skipped = skipped + 1 WHERE id = 1');
+      this.insertRun(run);
+    });
+  }
+
+  recordRecovery(dead: Lease, now: number): void {
+    this.storage.transactionSync(() => {
+      this.sql.exec('UPDATE poller_state SET recoveries = recoveries + 1 WHERE id = 1');
+      this.insertRun({
+        epoch: dead.epoch,
+        trigger: dead.trigger,
+        outcome: 'recovered',
+        startedAt: dead.startedAt ?? now,
+        finishedAt: now,
+        windows: 0,
+        pages: 0,
+        records: 0,
+        error: `run ${dead.epoch} did not finish before its lease expired at ${new Date(dead.expiresAt ?? now).toISOString()}; recovered`,
+      });
+    });
+  }
+
+  counters(): Counters {
+    const row = this.row();
+    return {
+      runs: row.runs,
+      successes: row.successes,
+      failures: row.failed_runs,
+      continued: row.continued_runs,
+      skipped: row.skipped,
+      recoveries: row.recoveries,
+      records_delivered: row.records_delivered,
+    };
+  }
+
+  /** The latest runs, newest first. */
+  runs(limit = HISTORY_LIMIT): RunRecord[] {
+    return this.sql
+      .exec<RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?', limit)
+      .toArray()
+      .map((row) => ({
+        epoch: row.epoch,
+        trigger: row.trigger as TriggerKind,
+        outcome: row.outcome as RunOutcome,
+        startedAt: row.started_at,
+        finishedAt: row.finished_at,
+        windows: row.windows,
+        pages: row.pages,
+        records: row.records,
+        error: row.error,
+      }));
+  }
+
+  ledgerSize(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM ledger').one().n;
+  }
+
+  private holds(epoch: number): boolean {
+    const lease = this.read().lease;
+    return lease.held && lease.epoch === epoch;
+  }
+
+  private insertLedger(entries: LedgerEntry[]): void {
+    for (const entry of entries) {
+      this.sql.exec(
+        'INSERT OR IGNORE INTO ledger (id, version, version_ms) VALUES (?, ?, ?)',
+        entry.id,
+        entry.version,
+        entry.versionMs,
+      );
+    }
+  }
+
+  private insertRun(run: RunRecord): void {
+    this.sql.exec(
+      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      run.epoch,
+      run.trigger,
+      run.outcome,
+      run.startedAt,
+      run.finishedAt,
+      run.windows,
+      run.pages,
+      run.records,
+      run.error,
+    );
+    this.sql.exec('DELETE FROM runs WHERE seq <= (SELECT MAX(seq) FROM runs) - ?', HISTORY_LIMIT);
+  }
+
+  private row(): StateRow {
+    return this.sql.exec<StateRow>('SELECT * FROM poller_state WHERE id = 1').one();
+  }
+}

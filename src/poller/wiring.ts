@@ -1,0 +1,76 @@
+import { loadPoller } from '../config/load.ts';
+import { createDeliverer } from '../delivery/index.ts';
+import type { PollerStore, RunContext } from '../engine/ports.ts';
+import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
+
+export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
+
+/** Validates the poller's config and connects the engine to HTTP, delivery and storage. */
+export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
+  const pollers = parsePollersVar(env.POLLERS);
+  const raw = pollers?.[name];
+  if (raw === undefined)
+    return { ok: false, errors: [`poller "${name}" is not declared in POLLERS`] };
+  const entry = loadPoller(name, raw, env as unknown as Record<string, unknown>);
+  if (!entry.ok) return { ok: false, errors: entry.errors };
+  const { config, secrets } = entry;
+  const now = () => Date.now();
+  let sourceFetcher: HttpFetch = (request) => fetch(request);
+  if (config.source.service !== undefined) {
+    const binding = (env as unknown as Record<string, unknown>)[config.source.service];
+    if (!isFetcher(binding)) {
+      return {
+        ok: false,
+        errors: [
+          `poller "${name}": source.service: no service binding "${config.source.service}" in wrangler.toml`,
+        ],
+      };
+    }
+    sourceFetcher = (request) => binding.fetch(request);
+  }
+  const delivery = createDeliverer(
+    name,
+    config.deliver,
+    env,
+    (request) => fetch(request),
+    secrets,
+    now,
+  );
+  if (!delivery.ok) return { ok: false, errors: [`poller "${name}": ${delivery.error}`] };
+  return {
+    ok: true,
+    context: {
+      poller: name,
+      config,
+      store,
+      source: new HttpSource(config.source, sourceFetcher, secrets, now),
+      deliverer: delivery.deliverer,
+      now,
+      random: Math.random,
+      log: (line) => console.log(JSON.stringify(line)),
+    },
+  };
+}
+
+/** POLLERS as a table of raw poller configs (wrangler gives an object; --var gives JSON). */
+export function parsePollersVar(value: unknown): Record<string, unknown> | undefined {
+  let parsed = value;
+  if (typeof parsed === 'string') {
+    try {
+      parsed = JSON.parse(parsed);
+    } catch {
+      return undefined;
+    }
+  }
+  return parsed !== null && typeof parsed === 'object'
+    ? (parsed as Record<string, unknown>)
+    : undefined;
+}
+
+function isFetcher(value: unknown): value is { fetch: (request: Request) => Promise<Response> } {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { fetch?: unknown }).fetch === 'function'
+  );
+}

@@ -1,0 +1,27 @@
+import type { SourceConfig } from '../config/schema.ts';
+import type { MalformedRecord, Update } from '../engine/ports.ts';
+import { readPath } from './dot-path.ts';
+import { parseTimestamp } from './time.ts';
+
+/** Turns one upstream record into an update, or says why it cannot be read. */
+export function readUpdate(record: unknown, config: SourceConfig): Update | MalformedRecord {
+  const id = readPath(record, config.id);
+  if (typeof id !== 'string' && typeof id !== 'number') {
+    return { reason: `no id at "${config.id}"`, raw: record };
+  }
+  if (typeof id === 'string' && id === '')
+    return { reason: `empty id at "${config.id}"`, raw: record };
+  const updatedAt = readPath(record, config.updated_at);
+  const versionMs = parseTimestamp(updatedAt);
+  if (versionMs === undefined || (typeof updatedAt !== 'string' && typeof updatedAt !== 'number')) {
+    return {
+      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not an ISO 8601 time or epoch number`,
+      raw: record,
+    };
+  }
+  return { id: String(id), version: String(updatedAt), versionMs, record };
+}
+
+export function isUpdate(value: Update | MalformedRecord): value is Update {
+  return 'id' in value;
+}

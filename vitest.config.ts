@@ -1,0 +1,38 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+import { TEST_POLLERS, TEST_SECRETS } from './test/support/pollers.ts';
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations('./migrations');
+  return {
+    test: {
+      projects: [
+        {
+          // The pure engine, config and sources: plain Node, no workerd.
+          test: { name: 'engine', include: ['test/engine/**/*.test.ts'], environment: 'node' },
+        },
+        {
+          // The Worker, its Durable Objects, storage and alarms, inside workerd.
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                bindings: {
+                  ...TEST_SECRETS,
+                  POLLERS: JSON.stringify(TEST_POLLERS),
+                  TEST_MIGRATIONS: migrations,
+                  DEMO_ERROR_RATE: '0',
+                },
+              },
+            }),
+          ],
+          test: {
+            name: 'workers',
+            include: ['test/workers/**/*.test.ts'],
+            setupFiles: ['test/workers/setup.ts'],
+          },
+        },
+      ],
+    },
+  };
+});
