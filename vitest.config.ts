@@ -28,6 +28,7 @@ export default defineConfig(async () => {
           ],
           test: {
             name: 'workers',
+            silent: 'passed-only',
             include: ['test/workers/**/*.test.ts'],
             setupFiles: ['test/workers/setup.ts'],
           },

@@ -1,0 +1,158 @@
+import { vi } from 'vitest';
+
+/** A deferred promise, to hold a request open until the test lets it go. */
+export function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+interface StoredUpdate {
+  id: string;
+  updatedAt: string;
+  updatedAtMs: number;
+  /** Not returned before this time (replication lag). */
+  visibleAt: number;
+}
+
+interface Hold {
+  arrived: boolean;
+  released: boolean;
+}
+
+type Scripted = (request: Request) => Response | Promise<Response>;
+
+/**
+ * A seed-shaped upstream (`date_from`, optional `date_to`, `cursor`, a `sessions` array),
+ * answering from memory: `>=` at from, `<` at to, oldest first, `per_page` at a time.
+ */
+export class FakeUpstream {
+  readonly updates: StoredUpdate[] = [];
+  readonly requests: URL[] = [];
+  private readonly scripted: Scripted[] = [];
+  private holds: Hold[] = [];
+  /** Called at the start of each request, before it is answered. */
+  onRequest?: (url: URL) => void;
+
+  add(id: string, at: number | string, options: { visibleAt?: number } = {}): StoredUpdate {
+    const updatedAtMs = typeof at === 'number' ? at : Date.parse(at);
+    const update = {
+      id,
+      updatedAt: typeof at === 'string' ? at : new Date(at).toISOString(),
+      updatedAtMs,
+      visibleAt: options.visibleAt ?? Number.NEGATIVE_INFINITY,
+    };
+    this.updates.push(update);
+    return update;
+  }
+
+  /** The next request gets this response instead of data. */
+  respondOnce(response: Scripted): void {
+    this.scripted.push(response);
+  }
+
+  /**
+   * Holds the next request open until `release()`. The two sides only share flags: a promise
+   * settled by the Durable Object would resume the test inside the object's I/O context.
+   */
+  holdNext() {
+    const hold: Hold = { arrived: false, released: false };
+    this.holds.push(hold);
+    return {
+      arrived: () => vi.waitUntil(() => hold.arrived, { timeout: 2_000, interval: 1 }),
+      release: () => {
+        hold.released = true;
+      },
+    };
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    this.requests.push(url);
+    this.onRequest?.(url);
+    const hold = this.holds.shift();
+    if (hold) {
+      hold.arrived = true;
+      while (!hold.released) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const scripted = this.scripted.shift();
+    if (scripted) return scripted(request);
+    const from = Date.parse(url.searchParams.get('date_from') ?? '');
+    const toParam = url.searchParams.get('date_to');
+    const to = toParam === null ? Number.POSITIVE_INFINITY : Date.parse(toParam);
+    const perPage = Number(url.searchParams.get('per_page') ?? 100);
+    const offset = Number(url.searchParams.get('cursor') ?? 0);
+    const now = Date.now();
+    const matching = this.updates
+      .filter((u) => u.updatedAtMs >= from && u.updatedAtMs < to && u.visibleAt <= now)
+      .sort((a, b) => a.updatedAtMs - b.updatedAtMs || a.id.localeCompare(b.id));
+    const page = matching.slice(offset, offset + perPage);
+    const more = offset + perPage < matching.length;
+    return Response.json({
+      sessions: page.map((u) => ({ id: u.id, updated_at: u.updatedAt, status: 'active' })),
+      next_cursor: more ? String(offset + perPage) : null,
+    });
+  }
+
+  /** Every `date_from` the upstream was asked for, in order. */
+  froms(): string[] {
+    return this.requests.map((url) => url.searchParams.get('date_from') ?? '');
+  }
+}
+
+export interface Delivery {
+  id: string;
+  version: string;
+  key: string;
+  body: string;
+  headers: Headers;
+}
+
+/** A webhook receiver that records deliveries and fails the ones it is told to. */
+export class FakeReceiver {
+  readonly deliveries: Delivery[] = [];
+  private readonly failures = new Map<string, { status: number; times: number }>();
+
+  /** Answers `status` to the next `times` deliveries of record `id`. */
+  fail(id: string, status: number, times = 1): void {
+    this.failures.set(id, { status, times });
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const body = await request.text();
+    const parsed = JSON.parse(body) as { id: string; version: string };
+    const failure = this.failures.get(parsed.id);
+    if (failure && failure.times > 0) {
+      failure.times -= 1;
+      return new Response('receiver says no', { status: failure.status });
+    }
+    this.deliveries.push({
+      id: parsed.id,
+      version: parsed.version,
+      key: request.headers.get('webhook-id') ?? '',
+      body,
+      headers: request.headers,
+    });
+    return new Response(null, { status: 204 });
+  }
+
+  ids(): string[] {
+    return this.deliveries.map((d) => d.id);
+  }
+}
+
+/** Routes the Worker's outbound fetch (same isolate as the test) to the fakes. */
+export function installFakes() {
+  const upstream = new FakeUpstream();
+  const receiver = new FakeReceiver();
+  vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const request = new Request(input as RequestInfo, init);
+    const host = new URL(request.url).host;
+    if (host === 'upstream.test') return upstream.handle(request);
+    if (host === 'receiver.test') return receiver.handle(request);
+    throw new Error(`test fetch: no fake for ${request.url}`);
+  });
+  return { upstream, receiver };
+}
