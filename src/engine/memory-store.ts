@@ -32,7 +32,7 @@ export class MemoryStore implements PollerStore {
   }
 
   markRunning(epoch: number): boolean {
-    if (!this.holds(epoch)) return false;
+    if (!this.holds(epoch) || this.state.lease.phase !== 'acquired') return false;
     this.state.lease = { ...this.state.lease, phase: 'running' };
     this.rowsWritten += 1;
     return true;
@@ -90,19 +90,9 @@ export class MemoryStore implements PollerStore {
     this.rowsWritten += 1;
   }
 
-  recordRecovery(dead: Lease, now: number): void {
+  recordRecovery(run: RunRecord): void {
     this.recoveries += 1;
-    this.recordRun({
-      epoch: dead.epoch,
-      trigger: dead.trigger,
-      outcome: 'recovered',
-      startedAt: dead.startedAt ?? now,
-      finishedAt: now,
-      windows: 0,
-      pages: 0,
-      records: 0,
-      error: null,
-    });
+    this.recordRun(run);
   }
 
   private holds(epoch: number): boolean {

@@ -1,6 +1,7 @@
 import { decideLease, isExpired, type Lease } from './lease.ts';
 import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
 import { runPoll } from './run.ts';
+import { recoveredRun, skippedRun } from './run-records.ts';
 
 /** The poller's single alarm. */
 export interface AlarmPort {
@@ -90,7 +91,9 @@ export class PollerEngine {
     const decision = decideLease(state.lease, now, this.ctx.config.lease_ttl, kind);
     if (decision.kind === 'skip')
       return { outcome: 'skipped', reason: 'lease_held', lease: decision.holder };
-    if (decision.recovered) this.ctx.store.recordRecovery(decision.recovered, now);
+    if (decision.recovered) {
+      this.ctx.store.recordRecovery(recoveredRun(decision.recovered, now, state.checkpoint));
+    }
     if (!this.ctx.store.acquire(state.lease.epoch, decision.lease)) {
       return { outcome: 'skipped', reason: 'lease_held', lease: this.ctx.store.read().lease };
     }
@@ -101,7 +104,12 @@ export class PollerEngine {
     };
   }
 
-  private async run(lease: Lease): Promise<RunRecord> {
+  private async run(lease: Lease): Promise<RunRecord | null> {
+    // Synchronously, before any await: of two alarm invocations only one may start the run.
+    if (!this.ctx.store.markRunning(lease.epoch)) {
+      await this.rearm();
+      return null;
+    }
     // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
     await this.alarm.set(lease.expiresAt);
     const run = await runPoll(this.ctx, lease.epoch, lease.trigger);
@@ -115,18 +123,9 @@ export class PollerEngine {
     return run;
   }
 
-  private skip(kind: TriggerKind, now: number, error: string): void {
-    this.ctx.store.recordRun({
-      epoch: this.ctx.store.read().lease.epoch,
-      trigger: kind,
-      outcome: 'skipped',
-      startedAt: now,
-      finishedAt: now,
-      windows: 0,
-      pages: 0,
-      records: 0,
-      error,
-    });
+  private skip(kind: TriggerKind, now: number, reason: string): void {
+    const state = this.ctx.store.read();
+    this.ctx.store.recordRun(skippedRun(kind, state.lease.epoch, now, state.checkpoint, reason));
   }
 }
 

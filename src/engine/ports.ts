@@ -54,6 +54,8 @@ export interface RunRecord {
   pages: number;
   records: number;
   error: string | null;
+  /** C when the run ended. */
+  checkpoint: number | null;
 }
 
 /** The next thing the poller's alarm should do once no lease is held. */
@@ -87,6 +89,7 @@ export interface PollerStore {
   read(): PollerState;
   /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
   acquire(expectedEpoch: number, lease: Lease): boolean;
+  /** Compare-and-set from "acquired" to "running": true for exactly one caller per epoch. */
   markRunning(epoch: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */
   delivered(from: number): Set<string>;
@@ -107,8 +110,8 @@ export interface PollerStore {
   ): boolean;
   /** History only: a trigger that found the lease held, or a run fenced off. Not state. */
   recordRun(run: RunRecord): void;
-  /** Records that the lease of a dead run was taken over. */
-  recordRecovery(dead: Lease, now: number): void;
+  /** Records that the lease of a dead run was taken over (history and the recoveries counter). */
+  recordRecovery(run: RunRecord): void;
 }
 
 /** Everything a run needs, injected so the engine never reads a clock or a binding itself. */

@@ -33,7 +33,7 @@ interface Tally {
 }
 
 /**
- * Runs the poll loop under the lease `epoch`: window after window from the checkpoint,
+ * Runs the poll loop under the lease `epoch`, already marked running by the caller: window after window from the checkpoint,
  * committing C only when a window was handled in full (R1, R2), until caught up, failed,
  * or out of budget (R7, then a continuation, R3). Returns the run's history record.
  */
@@ -54,6 +54,7 @@ export async function runPoll(
     finishedAt: ctx.now(),
     ...tally,
     error,
+    checkpoint: store.read().checkpoint,
   });
   const fenced = () => {
     const run = record('fenced', 'the lease was taken over by a newer run; nothing was committed');
@@ -61,7 +62,7 @@ export async function runPoll(
     return run;
   };
 
-  if (!store.markRunning(epoch)) return fenced();
+  if (!holdsLease(ctx, epoch)) return fenced();
 
   for (;;) {
     const state = store.read();

@@ -44,7 +44,8 @@ export const MIGRATIONS: readonly string[] = [
      windows INTEGER NOT NULL,
      pages INTEGER NOT NULL,
      records INTEGER NOT NULL,
-     error TEXT
+     error TEXT,
+     checkpoint INTEGER
    );
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 ];

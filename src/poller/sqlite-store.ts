@@ -44,6 +44,7 @@ type RunRow = {
   pages: number;
   records: number;
   error: string | null;
+  checkpoint: number | null;
 };
 
 export interface Counters {
@@ -109,10 +110,9 @@ export class SqliteStore implements PollerStore {
   }
 
   markRunning(epoch: number): boolean {
-    return (
-      this.sql.exec(`UPDATE poller_state SET lease_phase = 'running' ${FENCE}`, epoch).rowsWritten >
-      0
-    );
+    // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
+    const sql = `UPDATE poller_state SET lease_phase = 'running' ${FENCE} AND lease_phase = 'acquired'`;
+    return this.sql.exec(sql, epoch).rowsWritten > 0;
   }
 
   delivered(from: number): Set<string> {
@@ -187,20 +187,10 @@ export class SqliteStore implements PollerStore {
     });
   }
 
-  recordRecovery(dead: Lease, now: number): void {
+  recordRecovery(run: RunRecord): void {
     this.storage.transactionSync(() => {
       this.sql.exec('UPDATE poller_state SET recoveries = recoveries + 1 WHERE id = 1');
-      this.insertRun({
-        epoch: dead.epoch,
-        trigger: dead.trigger,
-        outcome: 'recovered',
-        startedAt: dead.startedAt ?? now,
-        finishedAt: now,
-        windows: 0,
-        pages: 0,
-        records: 0,
-        error: `run ${dead.epoch} did not finish before its lease expired at ${new Date(dead.expiresAt ?? now).toISOString()}; recovered`,
-      });
+      this.insertRun(run);
     });
   }
 
@@ -232,6 +222,7 @@ export class SqliteStore implements PollerStore {
         pages: row.pages,
         records: row.records,
         error: row.error,
+        checkpoint: row.checkpoint,
       }));
   }
 
@@ -257,8 +248,8 @@ export class SqliteStore implements PollerStore {
 
   private insertRun(run: RunRecord): void {
     this.sql.exec(
-      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, error, checkpoint)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.epoch,
       run.trigger,
       run.outcome,
@@ -268,6 +259,7 @@ export class SqliteStore implements PollerStore {
       run.pages,
       run.records,
       run.error,
+      run.checkpoint,
     );
     this.sql.exec('DELETE FROM runs WHERE seq <= (SELECT MAX(seq) FROM runs) - ?', HISTORY_LIMIT);
   }

@@ -25,6 +25,7 @@ export interface RunView {
   pages: number;
   records: number;
   error: string | null;
+  checkpoint: string | null;
 }
 
 const iso = (ms: number | null | undefined) =>
@@ -42,6 +43,7 @@ export function runView(run: RunRecord): RunView {
     pages: run.pages,
     records: run.records,
     error: run.error,
+    checkpoint: iso(run.checkpoint),
   };
 }
 

@@ -85,8 +85,7 @@ describe('R2: the checkpoint moves only on full success', () => {
     expect(receiver.ids()).toEqual(['a', 'c', 'd']);
     expect(status.next_wakeup?.reason).toBe('retry');
 
-    await poller.dueWakeup();
-    await poller.alarm();
+    await poller.retryNow();
     status = await poller.status();
     // Both runs asked for the same window (two pages each).
     expect(new Set(upstream.froms())).toEqual(new Set([new Date(start).toISOString()]));

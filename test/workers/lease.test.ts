@@ -27,6 +27,7 @@ describe('R4: one run at a time', () => {
     ];
     held.release();
     await run;
+    await poller.settle();
 
     expect(replies.map((r) => r.outcome)).toEqual(['skipped', 'skipped', 'skipped']);
     expect(replies.every((r) => r.outcome === 'skipped' && r.reason === 'lease_held')).toBe(true);
@@ -57,6 +58,7 @@ describe('R4: one run at a time', () => {
     expect(Date.parse(lease.expires_at ?? '')).toBeGreaterThan(Date.now());
     held.release();
     await run;
+    await poller.settle();
 
     const status = await poller.status();
     expect(status.last_run?.outcome).toBe('success');
@@ -80,6 +82,7 @@ describe('R5: the alarm is the crash-recovery lease', () => {
     ).toBe(15 * MINUTE);
     held.release();
     await run;
+    await poller.settle();
     expect((await poller.status()).next_alarm_at).toBeNull();
   });
 
@@ -105,6 +108,7 @@ describe('R5: the alarm is the crash-recovery lease', () => {
     // No cron arrives. The lease TTL runs out, and the alarm fires.
     await poller.expireLease();
     await poller.alarm();
+    await poller.settle();
 
     status = await poller.status();
     expect(status.counters.recoveries).toBe(1);

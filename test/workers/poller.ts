@@ -2,7 +2,14 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import type { Poller } from '../../src/poller/durable-object.ts';
 
-/** A fresh Poller Durable Object for one test, running the named config from TEST_POLLERS. */
+const DUE_SLACK_MS = 100;
+const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+/**
+ * A fresh Poller Durable Object for one test, running the named config from TEST_POLLERS.
+ * Its alarm fires by itself in workerd as it would in production; `settle()` also runs any
+ * alarm that is due and waits for a run in progress, so a test sees where the poller rests.
+ */
 export function newPoller(config: string) {
   const id = env.POLLER.idFromName(`t-${crypto.randomUUID()}`);
   // A fresh stub per call: after the object is aborted, an old stub stays broken.
@@ -11,20 +18,44 @@ export function newPoller(config: string) {
     runInDurableObject(fresh(), (_instance: Poller, state) =>
       state.storage.sql.exec<T>(query, ...bindings).toArray(),
     );
-  return {
+  const alarmAt = () =>
+    runInDurableObject(fresh(), (_instance: Poller, state) => state.storage.getAlarm());
+  const leaseRow = async () =>
+    (
+      await sql<{ lease_held: number; lease_phase: string; lease_expires_at: number | null }>(
+        'SELECT lease_held, lease_phase, lease_expires_at FROM poller_state',
+      )
+    )[0];
+
+  const poller = {
     stub: fresh,
     trigger: (kind: 'cron' | 'manual' = 'cron') => fresh().trigger(config, kind),
     status: () => fresh().status(config),
     runs: () => fresh().runs(100),
     /** Runs the alarm now, as the platform would at its time. */
     alarm: () => runDurableObjectAlarm(fresh()),
-    /** A cron tick and the run it starts. */
+    sql,
+    alarmAt,
+    /** Runs due alarms and waits out runs in progress until the poller rests (or `limit`). */
+    async settle(limit = 500) {
+      for (let step = 0; step < limit; step += 1) {
+        const lease = await leaseRow();
+        const live = lease?.lease_held === 1 && (lease.lease_expires_at ?? 0) > Date.now();
+        const at = await alarmAt();
+        // The test's clock and the object's can differ by a few ms: "due" allows for that.
+        const due = at !== null && at <= Date.now() + DUE_SLACK_MS;
+        if (live && lease?.lease_phase === 'running') await pause();
+        else if (live || due) await runDurableObjectAlarm(fresh());
+        else return;
+      }
+      throw new Error('the poller did not come to rest');
+    },
+    /** A cron tick and everything it sets going (the run, continuations, due retries). */
     async tick() {
       const reply = await fresh().trigger(config, 'cron');
-      await runDurableObjectAlarm(fresh());
+      await poller.settle();
       return reply;
     },
-    sql,
     /** Sets the stored checkpoint, as if the last successful run had started then. */
     setCheckpoint: (at: number) => sql('UPDATE poller_state SET checkpoint = ?', at),
     checkpoint: async () =>
@@ -32,27 +63,19 @@ export function newPoller(config: string) {
         ?.checkpoint ?? null,
     /** Moves the lease expiry into the past, as if its TTL had run out. */
     expireLease: () => sql('UPDATE poller_state SET lease_expires_at = ?', Date.now() - 1),
-    /** Moves a booked retry to now, as if its backoff had passed. */
-    dueWakeup: () =>
-      sql('UPDATE poller_state SET wakeup_at = ? WHERE wakeup_at IS NOT NULL', Date.now()),
+    /** Moves a booked retry to now, as if its backoff had passed, and lets it run. */
+    async retryNow() {
+      await sql('UPDATE poller_state SET wakeup_at = ? WHERE wakeup_at IS NOT NULL', Date.now());
+      await runInDurableObject(fresh(), (_instance: Poller, state) =>
+        state.storage.setAlarm(Date.now()),
+      );
+      await poller.settle();
+    },
     /** Kills the object mid-whatever, as a deploy or a crash would; storage survives. */
     abort: () =>
       runInDurableObject(fresh(), (_instance: Poller, state) =>
         state.abort('test: simulated crash'),
       ).catch((error: unknown) => error),
-    alarmAt: () =>
-      runInDurableObject(fresh(), (_instance: Poller, state) => state.storage.getAlarm()),
-    /** Runs alarms until none is due now (a continuation chain), at most `limit` times. */
-    async drainAlarms(limit = 50) {
-      let ran = 0;
-      for (; ran < limit; ran += 1) {
-        const at = await runInDurableObject(fresh(), (_instance: Poller, state) =>
-          state.storage.getAlarm(),
-        );
-        if (at === null || at > Date.now()) break;
-        await runDurableObjectAlarm(fresh());
-      }
-      return ran;
-    },
   };
+  return poller;
 }

@@ -1,0 +1,143 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
+
+const MINUTE = 60_000;
+let upstream: FakeUpstream;
+let receiver: FakeReceiver;
+
+beforeEach(() => {
+  ({ upstream, receiver } = installFakes());
+});
+
+describe('R12: failing politely', () => {
+  it('books a retry through the alarm with growing backoff after upstream 5xx, and holds off cron ticks meanwhile', async () => {
+    const poller = newPoller('seed');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    const delays: number[] = [];
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      upstream.respondOnce(() => new Response('upstream down', { status: 500 }));
+      if (attempt === 0) await poller.tick();
+      else {
+        await poller.retryNow();
+      }
+      const status = await poller.status();
+      expect(status.last_run?.outcome).toBe('failed');
+      expect(status.next_wakeup?.reason).toBe('retry');
+      expect(status.next_alarm_at).toBe(status.next_wakeup?.at);
+      delays.push(
+        Date.parse(status.next_wakeup?.at ?? '') - Date.parse(status.last_run?.finished_at ?? ''),
+      );
+    }
+    // Equal jitter: each delay lies in [base·2^(n−1)/2, base·2^(n−1)] with base 5s.
+    delays.forEach((delay, index) => {
+      const ceiling = 5_000 * 2 ** index;
+      expect(delay).toBeGreaterThanOrEqual(ceiling / 2 - 5);
+      expect(delay).toBeLessThanOrEqual(ceiling + 5);
+    });
+    expect((await poller.status()).consecutive_failures).toBe(4);
+
+    const requests = upstream.requests.length;
+    const reply = await poller.trigger();
+    expect(reply).toMatchObject({ outcome: 'skipped', reason: 'backing_off' });
+    expect(upstream.requests.length).toBe(requests);
+
+    await poller.retryNow();
+    const recovered = await poller.status();
+    expect(recovered.last_run?.outcome).toBe('success');
+    expect(recovered.consecutive_failures).toBe(0);
+    expect(recovered.next_alarm_at).toBeNull();
+  });
+
+  it('never retries before the Retry-After of a 429', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(
+      () => new Response('slow down', { status: 429, headers: { 'retry-after': '120' } }),
+    );
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run?.outcome).toBe('failed');
+    expect(status.last_run?.error).toContain('HTTP 429');
+    expect(Date.parse(status.next_alarm_at ?? '')).toBeGreaterThanOrEqual(Date.now() + 119_000);
+  });
+
+  it('obeys a Retry-After given as an HTTP date on a 503', async () => {
+    const poller = newPoller('seed');
+    const until = new Date(Math.ceil((Date.now() + 10 * MINUTE) / 1000) * 1000);
+    upstream.respondOnce(
+      () =>
+        new Response('maintenance', {
+          status: 503,
+          headers: { 'retry-after': until.toUTCString() },
+        }),
+    );
+    await poller.tick();
+    expect(Date.parse((await poller.status()).next_alarm_at ?? '')).toBeGreaterThanOrEqual(
+      until.getTime(),
+    );
+  });
+
+  it('reports 401 from the upstream as a configuration error and retries slowly', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(
+      () => new Response('{"error":"bad token upstream-secret-7d3b"}', { status: 401 }),
+    );
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run?.error).toContain('HTTP 401');
+    expect(status.last_run?.error).toContain('check source.url and the credentials');
+    expect(Date.parse(status.next_alarm_at ?? '')).toBeGreaterThanOrEqual(Date.now() + 29 * MINUTE);
+    // The secret echoed by the upstream is redacted.
+    expect(JSON.stringify(status)).not.toContain('upstream-secret-7d3b');
+  });
+
+  it('fails the run with a configuration error when the receiver answers 403, instead of counting it per record', async () => {
+    const poller = newPoller('seed');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    upstream.add('a', Date.now() - 30_000);
+    upstream.add('b', Date.now() - 20_000);
+    receiver.fail('a', 403);
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run?.outcome).toBe('failed');
+    expect(status.last_run?.error).toContain(
+      'delivery: POST https://receiver.test/hooks: HTTP 403',
+    );
+    expect(receiver.ids()).toEqual([]); // it stopped at once: b was not tried against a broken receiver
+    expect(Date.parse(status.next_alarm_at ?? '')).toBeGreaterThanOrEqual(Date.now() + 29 * MINUTE);
+  });
+
+  it('fails the run with status, URL without secrets and a body snippet when the body is not JSON', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(
+      () => new Response('<html><body>Welcome to nginx</body></html>', { status: 200 }),
+    );
+    await poller.tick();
+    const error = (await poller.status()).last_run?.error ?? '';
+    expect(error).toContain('HTTP 200 but the body is not JSON');
+    expect(error).toContain('https://upstream.test/v1/sessions?');
+    expect(error).toContain('Welcome to nginx');
+  });
+
+  it('fails the run when the items array is missing', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(() => Response.json({ data: [] }));
+    await poller.tick();
+    expect((await poller.status()).last_run?.error).toContain(
+      '"sessions" is not an array of records',
+    );
+  });
+
+  it('fails the run with a clear error on a record it cannot read, and does not move C', async () => {
+    const poller = newPoller('seed');
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.respondOnce(() =>
+      Response.json({ sessions: [{ id: 'x', updated_at: 'yesterday' }], next_cursor: null }),
+    );
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run?.error).toContain('id x: updated_at at "updated_at" is "yesterday"');
+    expect(await poller.checkpoint()).toBe(start);
+  });
+});
