@@ -16,4 +16,8 @@ interface Env {
 
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}
+  interface GlobalProps {
+    mainModule: typeof import('./index.ts');
+    durableNamespaces: 'Poller' | 'DemoUpstream';
+  }
 }

@@ -6,7 +6,7 @@ export { Poller } from './poller/durable-object.ts';
 
 export default {
   fetch: app.fetch,
-  async scheduled(controller, env) {
+  async scheduled(controller, env, _ctx) {
     await dispatchCron(controller.cron, env);
   },
 } satisfies ExportedHandler<Env>;

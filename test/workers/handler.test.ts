@@ -1,0 +1,83 @@
+import { env } from 'cloudflare:workers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { handlers } from '../../src/handlers/index.ts';
+import type { HandlerContext } from '../../src/handlers/types.ts';
+import { type FakeUpstream, installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
+
+const MINUTE = 60_000;
+let upstream: FakeUpstream;
+
+beforeEach(() => {
+  ({ upstream } = installFakes());
+});
+
+describe('handler delivery', () => {
+  it('upserts each session into D1 through the registered demo handler, keeping the newest version', async () => {
+    const poller = newPoller('handled');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.add('sess_h1', start + MINUTE);
+    upstream.add('sess_h1', start + 2 * MINUTE);
+    upstream.add('sess_h2', start + 3 * MINUTE);
+
+    await poller.tick();
+
+    const rows = await env.DB.prepare(
+      "SELECT id, updated_at_ms FROM sessions WHERE id IN ('sess_h1', 'sess_h2') ORDER BY id",
+    ).all();
+    expect(rows.results).toEqual([
+      { id: 'sess_h1', updated_at_ms: start + 2 * MINUTE },
+      { id: 'sess_h2', updated_at_ms: start + 3 * MINUTE },
+    ]);
+    const versions = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM session_versions WHERE id IN ('sess_h1', 'sess_h2')",
+    ).first<{ n: number }>();
+    expect(versions?.n).toBe(3);
+  });
+
+  describe('with a handler that throws', () => {
+    const calls: HandlerContext[] = [];
+    let failuresLeft = 1;
+    beforeEach(() => {
+      calls.length = 0;
+      failuresLeft = 1;
+      handlers['demo-sessions-original'] = handlers['demo-sessions'] ?? (async () => {});
+      handlers['demo-sessions'] = async (_record, context) => {
+        calls.push(context);
+        if (failuresLeft > 0) {
+          failuresLeft -= 1;
+          throw new Error('database is locked');
+        }
+      };
+    });
+    afterEach(() => {
+      handlers['demo-sessions'] = handlers['demo-sessions-original'] ?? (async () => {});
+      delete handlers['demo-sessions-original'];
+    });
+
+    it('fails the update, keeps C, and delivers it on the retry with its idempotency key', async () => {
+      const poller = newPoller('handled');
+      const start = Date.now() - 10 * MINUTE;
+      await poller.setCheckpoint(start);
+      const update = upstream.add('sess_x', start + MINUTE);
+
+      await poller.tick();
+      const failed = await poller.status();
+      expect(failed.last_run?.outcome).toBe('failed');
+      expect(failed.last_run?.error).toContain('handler "demo-sessions" threw: database is locked');
+      expect(await poller.checkpoint()).toBe(start);
+
+      await poller.retryNow();
+      expect((await poller.status()).last_run?.outcome).toBe('success');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]).toMatchObject({
+        poller: 'handled',
+        id: 'sess_x',
+        version: update.updatedAt,
+        idempotencyKey: `handled:sess_x:${update.updatedAt}`,
+      });
+      expect(calls[1]?.env.DB).toBeDefined();
+    });
+  });
+});
