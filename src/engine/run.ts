@@ -91,7 +91,10 @@ export async function runPoll(
           },
         );
       }
-      const failures = state.failures + 1;
+      // Backoff grows only while runs make no progress: a run that delivered or committed
+      // something retries at the base delay, so a flaky receiver cannot starve a backlog.
+      const progressed = tally.records > 0 || tally.windows > 0;
+      const failures = progressed ? 1 : state.failures + 1;
       const wakeup: Wakeup = {
         at: retryAt(ctx.now(), failures, result.failure, ctx.random, result.retryAfter),
         reason: 'retry',

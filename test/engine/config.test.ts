@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { unstable_readConfig } from 'wrangler';
+import { parseDuration } from '../../src/config/duration.ts';
+import { loadPoller, loadPollers } from '../../src/config/load.ts';
+
+const ENV = { UPSTREAM_TOKEN: 'tok-123', WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
+const CRONS = ['*/5 * * * *'];
+
+/** A minimal valid poller, with overrides. */
+function poller(overrides: Record<string, unknown> = {}) {
+  return {
+    cron: '*/5 * * * *',
+    source: {
+      url: 'https://api.example.com/v1/sessions',
+      from_param: 'date_from',
+      items: 'sessions',
+      headers: { Authorization: 'Bearer ${UPSTREAM_TOKEN}' },
+      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+    },
+    deliver: { type: 'webhook', url: 'https://example.com/hooks', secret: '${WEBHOOK_SECRET}' },
+    ...overrides,
+  };
+}
+
+function errorsOf(raw: unknown, env: Record<string, unknown> = ENV): string[] {
+  const entry = loadPoller('sessions', raw, env, { crons: CRONS });
+  return entry.ok ? [] : entry.errors;
+}
+
+describe('POLLERS: defaults', () => {
+  it('accepts a minimal poller and fills every default', () => {
+    const entry = loadPoller('sessions', poller(), ENV, { crons: CRONS });
+    expect(entry.ok).toBe(true);
+    if (!entry.ok) return;
+    expect(entry.config).toMatchObject({
+      enabled: true,
+      lease_ttl: 15 * 60_000,
+      max_run: 10 * 60_000,
+      lag_allowance: 0,
+      overlap: 0,
+      max_attempts: 5,
+      alert_after: 30 * 60_000,
+      max_subrequests: 1000,
+      source: {
+        time_format: 'iso',
+        id: 'id',
+        updated_at: 'updated_at',
+        params: {},
+        timeout: 30_000,
+      },
+      deliver: { batch: 1, timeout: 30_000 },
+    });
+    expect(entry.config.start_from).toBeUndefined();
+    expect(entry.config.max_window).toBeUndefined();
+    expect(entry.config.source.headers.Authorization).toBe('Bearer tok-123');
+    expect(entry.secrets).toContain('tok-123');
+  });
+
+  it('accepts every key of CONFIG.md', () => {
+    const full = poller({
+      enabled: false,
+      start_from: '2026-01-01T00:00:00Z',
+      lease_ttl: '15m',
+      max_run: '10m',
+      lag_allowance: '0s',
+      overlap: '0s',
+      max_window: '1h',
+      max_attempts: 5,
+      alert_after: '30m',
+      source: {
+        url: 'https://api.example.com/v1/sessions',
+        from_param: 'date_from',
+        to_param: 'date_to',
+        time_format: 'iso',
+        items: 'sessions',
+        id: 'id',
+        updated_at: 'updated_at',
+        params: { per_page: '100' },
+        headers: { Authorization: 'Bearer ${UPSTREAM_TOKEN}' },
+        timeout: '30s',
+        next: {
+          type: 'cursor',
+          param: 'cursor',
+          path: 'next_cursor',
+          stop: 'end_of_stream',
+          more: 'has_more',
+        },
+      },
+      deliver: {
+        type: 'webhook',
+        url: 'https://example.com/hooks',
+        secret: '${WEBHOOK_SECRET}',
+        batch: 1,
+        timeout: '30s',
+      },
+    });
+    expect(errorsOf(full)).toEqual([]);
+    const entry = loadPoller('sessions', full, ENV);
+    expect(entry.ok && entry.config.start_from).toBe(Date.parse('2026-01-01T00:00:00Z'));
+  });
+
+  it('parses durations', () => {
+    expect(['500ms', '30s', '15m', '1h', '7d', '1.5h'].map(parseDuration)).toEqual([
+      500, 30_000, 900_000, 3_600_000, 604_800_000, 5_400_000,
+    ]);
+    for (const bad of ['15', 'm', '1 h', '-5m', '1w', ''])
+      expect(parseDuration(bad)).toBeUndefined();
+  });
+});
+
+describe('POLLERS: errors name the poller and the key', () => {
+  const cases: [string, unknown, string][] = [
+    ['an unknown key', poller({ lease_tll: '15m' }), 'poller "sessions": lease_tll: unknown key'],
+    [
+      'an unknown nested key',
+      poller({ deliver: { type: 'handler', name: 'x', retries: 3 } }),
+      'poller "sessions": deliver.retries: unknown key',
+    ],
+    [
+      'a bad duration',
+      poller({ max_run: '10 minutes' }),
+      'poller "sessions": max_run: "10 minutes" is not a duration',
+    ],
+    [
+      'lease_ttl <= max_run',
+      poller({ lease_ttl: '10m', max_run: '10m' }),
+      'poller "sessions": lease_ttl: must be greater than max_run: the lease is the crash-recovery ceiling',
+    ],
+    [
+      'a cron not in [triggers].crons',
+      poller({ cron: '* * * * *' }),
+      'poller "sessions": cron: "* * * * *" is not listed in [triggers].crons',
+    ],
+    ['a missing cron', poller({ cron: undefined }), 'poller "sessions": cron: is required'],
+    [
+      'max_window without to_param',
+      poller({ max_window: '1h' }),
+      'poller "sessions": max_window: needs source.to_param',
+    ],
+    [
+      'a bad start_from',
+      poller({ start_from: 'yesterday' }),
+      'poller "sessions": start_from: "yesterday" is not an ISO 8601 time',
+    ],
+    [
+      'a cursor without its param',
+      poller({
+        source: {
+          url: 'https://a.example/x',
+          from_param: 'since',
+          next: { type: 'cursor', path: 'next' },
+        },
+      }),
+      'poller "sessions": source.next.param: is required when next.type = "cursor"',
+    ],
+    [
+      'a webhook without url',
+      poller({ deliver: { type: 'webhook', secret: 'whsec_x' } }),
+      'poller "sessions": deliver.url: is required when deliver.type = "webhook"',
+    ],
+    [
+      'a bad url',
+      poller({ source: { url: 'not a url', from_param: 'since' } }),
+      'poller "sessions": source.url:',
+    ],
+    [
+      'a paging style not built yet',
+      poller({
+        source: { url: 'https://a.example/x', from_param: 'since', next: { type: 'link' } },
+      }),
+      'poller "sessions": source.next.type: "link" paging is not available yet',
+    ],
+  ];
+  for (const [what, raw, message] of cases) {
+    it(`rejects ${what}`, () => {
+      expect(errorsOf(raw).join('\n')).toContain(message);
+    });
+  }
+
+  it('rejects a missing ${SECRET}, naming the variable and never a value', () => {
+    const errors = errorsOf(poller(), { WEBHOOK_SECRET: ENV.WEBHOOK_SECRET });
+    expect(errors).toEqual([
+      'poller "sessions": source.headers.Authorization: ${UPSTREAM_TOKEN} is not set (run `wrangler secret put UPSTREAM_TOKEN`, or add it to .dev.vars locally)',
+    ]);
+  });
+
+  it('rejects a bad poller name', () => {
+    expect(loadPoller('my poller', poller(), ENV).ok).toBe(false);
+  });
+});
+
+describe('POLLERS: one bad poller never stops the good ones', () => {
+  it('validates each poller on its own', () => {
+    const loaded = loadPollers(
+      { ...ENV, POLLERS: { good: poller(), bad: poller({ max_run: 'forever' }) } },
+      { crons: CRONS },
+    );
+    expect(loaded.errors).toEqual([]);
+    expect(loaded.pollers.find((p) => p.name === 'good')?.ok).toBe(true);
+    expect(loaded.pollers.find((p) => p.name === 'bad')?.ok).toBe(false);
+  });
+
+  it('accepts POLLERS as a JSON string (wrangler dev --var POLLERS:…)', () => {
+    const loaded = loadPollers({ ...ENV, POLLERS: JSON.stringify({ good: poller() }) });
+    expect(loaded.pollers.map((p) => p.ok)).toEqual([true]);
+  });
+
+  it('says so when POLLERS is missing or not JSON', () => {
+    expect(loadPollers({}).errors[0]).toContain('POLLERS is not set');
+    expect(loadPollers({ POLLERS: '{nope' }).errors[0]).toContain('not JSON');
+  });
+});
+
+describe('wrangler.toml', () => {
+  it('declares pollers that are valid, with every cron listed in [triggers].crons', () => {
+    const config = unstable_readConfig({ config: 'wrangler.toml' });
+    const crons = config.triggers.crons ?? [];
+    const loaded = loadPollers({ ...(config.vars as Record<string, unknown>), ...ENV }, { crons });
+    expect(loaded.errors).toEqual([]);
+    for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
+    expect(loaded.pollers.map((p) => p.name)).toContain('demo_sessions');
+  });
+});

@@ -1,0 +1,311 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadPoller } from '../../src/config/load.ts';
+import type { PollerConfig } from '../../src/config/schema.ts';
+import type { DeliveryResult } from '../../src/engine/classify.ts';
+import { MemoryStore } from '../../src/engine/memory-store.ts';
+import { PollerEngine } from '../../src/engine/poller.ts';
+import type { Deliverer, PageResult, RunContext, Source, Update } from '../../src/engine/ports.ts';
+import type { Window } from '../../src/engine/window.ts';
+import { seededRandom } from '../support/rng.ts';
+
+const MINUTE = 60_000;
+
+/** A crash injected at an await point: the run never returns, as after an eviction. */
+class Crash extends Error {}
+
+interface WorldOptions {
+  seed: number;
+  /** Longest visibility delay of an update (replication lag). */
+  lagMs: number;
+  pageFailRate: number;
+  deliveryFailRate: number;
+  crashRate: number;
+  /** Also crash at exactly these await points (counted from the start of the world). */
+  crashAt?: number[];
+  bounded: boolean;
+}
+
+/** A simulated upstream, receiver and clock driving the real engine. */
+class World implements Source, Deliverer {
+  now = WORLD_START;
+  readonly random: () => number;
+  readonly updates: (Update & { visibleAt: number })[] = [];
+  readonly delivered = new Set<string>();
+  deliveries = 0;
+  private nextId = 0;
+
+  constructor(readonly options: WorldOptions) {
+    this.random = seededRandom(options.seed);
+  }
+
+  /** Produces updates stamped in [now, now + span): the time about to pass. Some share a timestamp. */
+  produce(count: number, span: number): void {
+    let last = this.now;
+    for (let i = 0; i < count; i += 1) {
+      const stamp = this.random() < 0.2 ? last : this.now + Math.floor(this.random() * span);
+      last = stamp;
+      const id = `r${this.random() < 0.3 && this.nextId > 0 ? Math.floor(this.random() * this.nextId) : this.nextId++}`;
+      const version = new Date(stamp).toISOString();
+      this.updates.push({
+        id,
+        version,
+        versionMs: stamp,
+        record: { id, updated_at: version },
+        visibleAt: stamp + Math.floor(this.random() * this.options.lagMs),
+      });
+    }
+  }
+
+  private steps = 0;
+
+  private step(): void {
+    this.now += 1 + Math.floor(this.random() * 200);
+    this.steps += 1;
+    if (this.options.crashAt?.includes(this.steps)) throw new Crash('crash');
+    if (this.random() < this.options.crashRate) throw new Crash('crash');
+  }
+
+  async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
+    this.step();
+    if (this.random() < this.options.pageFailRate)
+      return { ok: false, kind: 'transient', error: 'HTTP 500' };
+    const offset = Number(cursor ?? 0);
+    const matching = this.updates
+      .filter(
+        (u) =>
+          u.versionMs >= window.from &&
+          (!window.bounded || u.versionMs < window.to) &&
+          u.visibleAt <= this.now,
+      )
+      .sort((a, b) => a.versionMs - b.versionMs || a.id.localeCompare(b.id));
+    const page = matching.slice(offset, offset + 4);
+    return {
+      ok: true,
+      updates: page,
+      malformed: [],
+      next: offset + 4 < matching.length ? String(offset + 4) : null,
+    };
+  }
+
+  async deliver(update: Update): Promise<DeliveryResult> {
+    this.step();
+    if (this.random() < this.options.deliveryFailRate) return { kind: 'retry', error: 'HTTP 503' };
+    this.deliveries += 1;
+    this.delivered.add(`${update.id}@${update.version}`);
+    return { kind: 'delivered' };
+  }
+}
+
+const WORLD_START = Date.parse('2026-06-01T00:00:00Z');
+
+function config(bounded: boolean, lagAllowance: number, maxSubrequests = 200): PollerConfig {
+  const entry = loadPoller(
+    'sim',
+    {
+      cron: '* * * * *',
+      start_from: new Date(WORLD_START).toISOString(),
+      lag_allowance: `${lagAllowance}ms`,
+      ...(bounded ? { max_window: '20m' } : {}),
+      max_subrequests: maxSubrequests,
+      source: {
+        url: 'https://sim.test/x',
+        from_param: 'from',
+        ...(bounded ? { to_param: 'to' } : {}),
+        next: { type: 'cursor', param: 'cursor', path: 'next' },
+      },
+      deliver: { type: 'handler', name: 'sim' },
+    },
+    {},
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('\n'));
+  return entry.config;
+}
+
+/** Runs `ticks` cron intervals (with downtime) and the alarms between them; returns the final state. */
+async function simulate(
+  options: WorldOptions,
+  ticks: number,
+  downtime: Set<number>,
+  maxSubrequests = 200,
+) {
+  const world = new World(options);
+  const store = new MemoryStore();
+  let alarmAt: number | null = null;
+  const context: RunContext = {
+    poller: 'sim',
+    config: config(options.bounded, options.lagMs, maxSubrequests),
+    store,
+    source: world,
+    deliverer: world,
+    now: () => world.now,
+    random: world.random,
+  };
+  const engine = new PollerEngine(context, {
+    set: async (at) => {
+      alarmAt = at;
+    },
+  });
+  const guard = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+    } catch (error) {
+      if (!(error instanceof Crash)) throw error;
+    }
+  };
+  for (let tick = 0; tick < ticks; tick += 1) {
+    const tickEnd = world.now + MINUTE;
+    world.produce(Math.floor(world.random() * 12), MINUTE);
+    // Alarms due before the next tick (retries, continuations, lease expiries).
+    for (
+      let guardSteps = 0;
+      guardSteps < 200 && alarmAt !== null && alarmAt <= tickEnd;
+      guardSteps += 1
+    ) {
+      world.now = Math.max(world.now, alarmAt);
+      await guard(() => engine.onAlarm());
+    }
+    world.now = Math.max(world.now, tickEnd);
+    if (!downtime.has(tick)) {
+      await guard(async () => {
+        await engine.trigger('cron');
+        await engine.onAlarm();
+      });
+    }
+  }
+  return { world, store };
+}
+
+/** The invariant of SEMANTICS.md: every update below C has been delivered. */
+function lostBelowCheckpoint(world: World, store: MemoryStore): string[] {
+  const checkpoint = store.read().checkpoint ?? Number.NEGATIVE_INFINITY;
+  return world.updates
+    .filter((u) => u.versionMs < checkpoint && !world.delivered.has(`${u.id}@${u.version}`))
+    .map((u) => `${u.id}@${u.version}`);
+}
+
+describe('the run loop against a faulty simulated world', () => {
+  it('never leaves an undelivered update below C, whatever the faults (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          seed: fc.integer(),
+          lagMs: fc.integer({ min: 0, max: 20_000 }),
+          pageFailRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+          deliveryFailRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+          crashRate: fc.double({ min: 0, max: 0.05, noNaN: true }),
+          bounded: fc.boolean(),
+        }),
+        fc.uniqueArray(fc.integer({ min: 0, max: 39 }), { maxLength: 30 }),
+        async (options, down) => {
+          const { world, store } = await simulate(options, 40, new Set(down));
+          expect(lostBelowCheckpoint(world, store)).toEqual([]);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('catches up after long downtime, and recovers crashed runs through the lease alarm', async () => {
+    const options = {
+      seed: 7,
+      lagMs: 5_000,
+      pageFailRate: 0.01,
+      deliveryFailRate: 0.05,
+      crashRate: 0,
+      crashAt: [40, 400],
+      bounded: true,
+    };
+    const down = new Set(Array.from({ length: 25 }, (_, i) => i + 5)); // 25 minutes without cron
+    const { world, store } = await simulate(options, 120, down, 60);
+    expect(lostBelowCheckpoint(world, store)).toEqual([]);
+    expect(store.recoveries).toBeGreaterThan(0);
+    expect(store.runs.some((r) => r.outcome === 'continued')).toBe(true);
+    // Caught up: C is within a few minutes of the end, and almost everything was delivered.
+    expect(world.now - (store.read().checkpoint ?? 0)).toBeLessThan(5 * MINUTE);
+  });
+
+  it('delivers updates written while a request was in flight, which an end-time checkpoint would skip', async () => {
+    const options = {
+      seed: 11,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    const context: RunContext = {
+      poller: 'sim',
+      config: config(false, 0),
+      store,
+      source: world,
+      deliverer: world,
+      now: () => world.now,
+      random: world.random,
+    };
+    const engine = new PollerEngine(context, { set: async () => {} });
+    // Updates written while each request is in flight: stamped after T, before the run ends.
+    const inFlight: { stamp: number; runEnd: () => number }[] = [];
+    const originalFetch = world.fetchPage.bind(world);
+    world.fetchPage = async (window, cursor) => {
+      const page = await originalFetch(window, cursor);
+      const before = world.updates.length;
+      world.produce(3, 50);
+      for (const update of world.updates.slice(before)) {
+        inFlight.push({
+          stamp: update.versionMs,
+          runEnd: () => store.runs.at(-1)?.finishedAt ?? 0,
+        });
+      }
+      return page;
+    };
+    for (let tick = 0; tick < 20; tick += 1) {
+      world.now += MINUTE;
+      await engine.trigger('cron');
+      await engine.onAlarm();
+    }
+    // The next run's start time would have been past some of them: C = end time skips those.
+    expect(inFlight.some((u) => u.stamp < u.runEnd())).toBe(true);
+    expect(lostBelowCheckpoint(world, store)).toEqual([]);
+  });
+});
+
+describe('max_run (R7)', () => {
+  it('stops a run that reaches max_run between windows and books a continuation', async () => {
+    const options = {
+      seed: 3,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: true,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    const slowConfig = { ...config(true, 0), max_subrequests: 10_000 };
+    const context: RunContext = {
+      poller: 'sim',
+      config: slowConfig,
+      store,
+      source: {
+        fetchPage: async (window, cursor) => {
+          world.now += 4 * MINUTE; // a slow upstream: each page takes four minutes
+          return world.fetchPage(window, cursor);
+        },
+      },
+      deliverer: world,
+      now: () => world.now,
+      random: world.random,
+    };
+    store.state.checkpoint = world.now - 6 * 60 * MINUTE;
+    const engine = new PollerEngine(context, { set: async () => {} });
+    await engine.trigger('cron');
+    const run = await engine.onAlarm();
+    expect(run?.outcome).toBe('continued');
+    expect(run?.error).toContain('max_run');
+    expect(run?.windows).toBe(3); // 3 windows × 4 minutes ≥ 10 minutes
+    expect(store.read().wakeup?.reason).toBe('continuation');
+  });
+});
