@@ -6,6 +6,8 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations('./migrations');
   return {
     test: {
+      // The Worker's one-line-per-run logs are for operators, not for test output.
+      onConsoleLog: (log: string) => !log.includes('{"event":'),
       projects: [
         {
           // The pure engine, config and sources: plain Node, no workerd.
@@ -28,7 +30,6 @@ export default defineConfig(async () => {
           ],
           test: {
             name: 'workers',
-            silent: 'passed-only',
             include: ['test/workers/**/*.test.ts'],
             setupFiles: ['test/workers/setup.ts'],
           },

@@ -120,8 +120,9 @@ export class DemoUpstream extends DurableObject<Env> {
     const stored = this.sql
       .exec<{ value: number }>("SELECT value FROM demo_meta WHERE key = 'produced_until'")
       .toArray()[0];
-    const from = Math.max(stored?.value ?? now - 1_000, now - MAX_CATCH_UP_MS);
-    if (now - from >= 1) this.produce(from, now, settings);
+    // The first request starts the clock: the demo has no history before it.
+    const from = Math.max(stored?.value ?? now, now - MAX_CATCH_UP_MS);
+    this.produce(from, now, settings);
   }
 
   private produce(fromMs: number, toMs: number, settings: DemoSettings): number {

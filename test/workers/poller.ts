@@ -10,8 +10,8 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
  * Its alarm fires by itself in workerd as it would in production; `settle()` also runs any
  * alarm that is due and waits for a run in progress, so a test sees where the poller rests.
  */
-export function newPoller(config: string) {
-  const id = env.POLLER.idFromName(`t-${crypto.randomUUID()}`);
+export function newPoller(config: string, objectName = `t-${crypto.randomUUID()}`) {
+  const id = env.POLLER.idFromName(objectName);
   // A fresh stub per call: after the object is aborted, an old stub stays broken.
   const fresh = () => env.POLLER.get(id);
   const sql = <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) =>

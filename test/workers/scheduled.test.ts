@@ -4,13 +4,21 @@ import {
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import worker from '../../src/index.ts';
 import { dispatchCron } from '../../src/schedule.ts';
 import { installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
 
 beforeEach(() => {
   installFakes();
+});
+
+// The runs these ticks start go on by alarm: let them finish against the fakes.
+afterEach(async () => {
+  for (const name of ['bounded', 'tiny_budget', 'handled', 'seed', 'lagging', 'demo_sessions']) {
+    await newPoller(name, name).settle();
+  }
 });
 
 const statusOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name)).status(name);

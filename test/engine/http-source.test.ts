@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { loadPoller } from '../../src/config/load.ts';
+import type { SourceConfig } from '../../src/config/schema.ts';
+import { HttpSource } from '../../src/sources/http-source.ts';
+import { formatTime, parseTimestamp } from '../../src/sources/time.ts';
+
+const FROM = Date.parse('2026-03-01T10:00:00.750Z');
+const TO = Date.parse('2026-03-01T11:00:00.000Z');
+
+function source(
+  overrides: Record<string, unknown>,
+  respond: (request: Request) => Response | Promise<Response>,
+) {
+  const entry = loadPoller(
+    'p',
+    {
+      cron: '* * * * *',
+      source: { url: 'https://api.example.com/v1/items', from_param: 'since', ...overrides },
+      deliver: { type: 'handler', name: 'x' },
+    },
+    { TOKEN: 'sekrit-token' },
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('\n'));
+  const requests: Request[] = [];
+  const http = new HttpSource(
+    entry.config.source as SourceConfig,
+    async (request) => {
+      requests.push(request);
+      return respond(request);
+    },
+    entry.secrets,
+    () => FROM,
+  );
+  return { http, requests };
+}
+
+const window = { from: FROM, to: TO, bounded: true, startedAt: TO };
+
+describe('time formats', () => {
+  it('formats window bounds, flooring to the unit and never rounding up', () => {
+    expect(formatTime(FROM, 'iso')).toBe('2026-03-01T10:00:00.750Z');
+    expect(formatTime(FROM, 'unix')).toBe(String(Math.floor(FROM / 1000)));
+    expect(formatTime(FROM, 'unix_ms')).toBe(String(FROM));
+  });
+
+  it('reads updated_at as ISO 8601 with Z or an offset, or epoch seconds or milliseconds', () => {
+    expect(parseTimestamp('2026-03-01T10:00:00Z')).toBe(Date.parse('2026-03-01T10:00:00Z'));
+    expect(parseTimestamp('2026-03-01T12:00:00.5+02:00')).toBe(
+      Date.parse('2026-03-01T10:00:00.500Z'),
+    );
+    expect(parseTimestamp(1_772_359_200)).toBe(1_772_359_200_000);
+    expect(parseTimestamp(1_772_359_200_123)).toBe(1_772_359_200_123);
+    expect(parseTimestamp('1772359200')).toBe(1_772_359_200_000);
+    for (const bad of ['2026-03-01', 'yesterday', '', null, undefined, {}, Number.NaN]) {
+      expect(parseTimestamp(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe('HttpSource requests', () => {
+  it('sends from (and to when bounded) in the configured format, with params and headers', async () => {
+    const { http, requests } = source(
+      {
+        to_param: 'until',
+        time_format: 'unix',
+        params: { per_page: '100' },
+        headers: { Authorization: 'Bearer ${TOKEN}' },
+      },
+      () => Response.json([]),
+    );
+    await http.fetchPage(window, null);
+    const url = new URL(requests[0]?.url ?? '');
+    expect(url.searchParams.get('since')).toBe(String(Math.floor(FROM / 1000)));
+    expect(url.searchParams.get('until')).toBe(String(TO / 1000));
+    expect(url.searchParams.get('per_page')).toBe('100');
+    expect(requests[0]?.headers.get('authorization')).toBe('Bearer sekrit-token');
+  });
+
+  it('leaves `to` out of an open window', async () => {
+    const { http, requests } = source({ to_param: 'until' }, () => Response.json([]));
+    await http.fetchPage({ ...window, bounded: false }, null);
+    expect(new URL(requests[0]?.url ?? '').searchParams.has('until')).toBe(false);
+  });
+
+  it('follows a cursor until it is null, and stops on an empty page even with a cursor', async () => {
+    const pages = [
+      { items: [{ id: 1, updated_at: '2026-03-01T10:00:01Z' }], next: 'c2' },
+      { items: [{ id: 2, updated_at: '2026-03-01T10:00:02Z' }], next: null },
+      { items: [], next: 'c9' },
+    ];
+    const { http, requests } = source(
+      { items: 'items', next: { type: 'cursor', param: 'cursor', path: 'next' } },
+      () => Response.json(pages[requests.length - 1]),
+    );
+    const first = await http.fetchPage(window, null);
+    expect(first).toMatchObject({ ok: true, next: 'c2' });
+    expect(first.ok && first.updates[0]).toMatchObject({
+      id: '1',
+      version: '2026-03-01T10:00:01Z',
+    });
+    expect(await http.fetchPage(window, 'c2')).toMatchObject({ ok: true, next: null });
+    expect(new URL(requests[1]?.url ?? '').searchParams.get('cursor')).toBe('c2');
+    expect(await http.fetchPage(window, 'c3')).toMatchObject({ ok: true, next: null, updates: [] });
+  });
+
+  it('honours stop and more paths', async () => {
+    const { http } = source(
+      { items: 'data', next: { type: 'cursor', param: 'c', path: 'cursor', more: 'has_more' } },
+      () => Response.json({ data: [{ id: 'a', updated_at: 1 }], cursor: 'x', has_more: false }),
+    );
+    expect(await http.fetchPage(window, null)).toMatchObject({ ok: true, next: null });
+  });
+
+  it('reports a timeout as a transient failure, without the secret', async () => {
+    const { http } = source({ params: { key: '${TOKEN}' } }, () => {
+      throw Object.assign(new Error('The operation was aborted due to timeout'), {
+        name: 'TimeoutError',
+      });
+    });
+    const page = await http.fetchPage(window, null);
+    expect(page).toMatchObject({ ok: false, kind: 'transient' });
+    expect(!page.ok && page.error).toContain('timed out');
+    expect(!page.ok && page.error).toContain('key=***');
+    expect(JSON.stringify(page)).not.toContain('sekrit-token');
+  });
+
+  it('turns records without an id or with a bad updated_at into malformed records, not updates', async () => {
+    const { http } = source({}, () =>
+      Response.json([
+        { updated_at: '2026-03-01T10:00:00Z' },
+        { id: 'b', updated_at: 'soon' },
+        { id: 'c', updated_at: 5 },
+      ]),
+    );
+    const page = await http.fetchPage(window, null);
+    expect(page.ok && page.updates.map((u) => u.id)).toEqual(['c']);
+    expect(page.ok && page.malformed.map((m) => m.reason)).toEqual([
+      'no id at "id"',
+      'id b: updated_at at "updated_at" is "soon", not an ISO 8601 time or epoch number',
+    ]);
+  });
+});
