@@ -22,12 +22,17 @@ export async function dispatchCron(cron: string, env: Env): Promise<string[]> {
     }
     if (entry.config.enabled && entry.config.cron === cron) due.push(entry.name);
   }
-  await Promise.all(
-    due.map(async (name) => {
-      const reply = await env.POLLER.get(env.POLLER.idFromName(name)).trigger(name, 'cron');
-      if (reply.outcome !== 'started')
-        console.log(JSON.stringify({ event: 'trigger', poller: name, ...reply }));
-    }),
+  // Settled one by one: an object that cannot be reached must not hide the others' triggers.
+  const replies = await Promise.allSettled(
+    due.map((name) => env.POLLER.get(env.POLLER.idFromName(name)).trigger(name, 'cron')),
   );
+  replies.forEach((reply, index) => {
+    const poller = due[index];
+    if (reply.status === 'rejected') {
+      console.log(JSON.stringify({ event: 'trigger_failed', poller, error: String(reply.reason) }));
+    } else if (reply.value.outcome !== 'started') {
+      console.log(JSON.stringify({ event: 'trigger', poller, ...reply.value }));
+    }
+  });
   return due;
 }

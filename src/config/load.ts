@@ -29,25 +29,33 @@ export function loadPollers(
   env: Record<string, unknown>,
   options: LoadOptions = {},
 ): LoadedPollers {
-  let raw = env.POLLERS;
+  const table = readPollersTable(env.POLLERS);
+  if (!table.ok) return { pollers: [], errors: [table.error] };
+  const pollers = Object.entries(table.pollers).map(([name, value]) =>
+    loadPoller(name, value, env, options),
+  );
+  return { pollers, errors: [] };
+}
+
+/** POLLERS as a table of raw poller configs: wrangler gives an object, `--var` a JSON string. */
+export function readPollersTable(
+  value: unknown,
+): { ok: true; pollers: Record<string, unknown> } | { ok: false; error: string } {
+  let raw = value;
   if (raw === undefined) {
-    return {
-      pollers: [],
-      errors: ['POLLERS is not set: declare pollers under [vars.POLLERS.<name>]'],
-    };
+    return { ok: false, error: 'POLLERS is not set: declare pollers under [vars.POLLERS.<name>]' };
   }
   if (typeof raw === 'string') {
     try {
       raw = JSON.parse(raw);
     } catch (error) {
-      return { pollers: [], errors: [`POLLERS is a string but not JSON: ${String(error)}`] };
+      return { ok: false, error: `POLLERS is a string but not JSON: ${String(error)}` };
     }
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    return { pollers: [], errors: ['POLLERS must be a table of pollers: [vars.POLLERS.<name>]'] };
+    return { ok: false, error: 'POLLERS must be a table of pollers: [vars.POLLERS.<name>]' };
   }
-  const pollers = Object.entries(raw).map(([name, value]) => loadPoller(name, value, env, options));
-  return { pollers, errors: [] };
+  return { ok: true, pollers: raw as Record<string, unknown> };
 }
 
 /** Validates one poller; every error names the poller and the key. */

@@ -1,4 +1,4 @@
-import { loadPoller } from '../config/load.ts';
+import { loadPoller, readPollersTable } from '../config/load.ts';
 import { createDeliverer } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
@@ -7,8 +7,9 @@ export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: st
 
 /** Validates the poller's config and connects the engine to HTTP, delivery and storage. */
 export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
-  const pollers = parsePollersVar(env.POLLERS);
-  const raw = pollers?.[name];
+  const table = readPollersTable(env.POLLERS);
+  if (!table.ok) return { ok: false, errors: [table.error] };
+  const raw = table.pollers[name];
   if (raw === undefined)
     return { ok: false, errors: [`poller "${name}" is not declared in POLLERS`] };
   const entry = loadPoller(name, raw, env as unknown as Record<string, unknown>);
@@ -50,21 +51,6 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
       log: (line) => console.log(JSON.stringify(line)),
     },
   };
-}
-
-/** POLLERS as a table of raw poller configs (wrangler gives an object; --var gives JSON). */
-export function parsePollersVar(value: unknown): Record<string, unknown> | undefined {
-  let parsed = value;
-  if (typeof parsed === 'string') {
-    try {
-      parsed = JSON.parse(parsed);
-    } catch {
-      return undefined;
-    }
-  }
-  return parsed !== null && typeof parsed === 'object'
-    ? (parsed as Record<string, unknown>)
-    : undefined;
 }
 
 function isFetcher(value: unknown): value is { fetch: (request: Request) => Promise<Response> } {
