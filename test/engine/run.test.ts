@@ -309,3 +309,55 @@ describe('max_run (R7)', () => {
     expect(store.read().wakeup?.reason).toBe('continuation');
   });
 });
+
+describe('backoff and progress (R12)', () => {
+  it('grows the backoff only while runs make no progress', async () => {
+    const options = {
+      seed: 5,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    const poison = 'r-poison';
+    const context: RunContext = {
+      poller: 'sim',
+      config: config(false, 0),
+      store,
+      source: world,
+      deliverer: {
+        deliver: async (update) =>
+          update.id === poison ? { kind: 'retry', error: 'HTTP 503' } : world.deliver(update),
+      },
+      now: () => world.now,
+      random: world.random,
+    };
+    const engine = new PollerEngine(context, { set: async () => {} });
+    const push = (id: string) => {
+      const stamp = world.now + 1_000; // before the next run's start
+      world.updates.push({
+        id,
+        version: new Date(stamp).toISOString(),
+        versionMs: stamp,
+        record: {},
+        visibleAt: 0,
+      });
+    };
+    const run = async () => {
+      world.now += MINUTE;
+      await engine.trigger('manual');
+      await engine.onAlarm();
+      return store.read().failures;
+    };
+    push(poison);
+    push('a');
+    expect(await run()).toBe(1); // a delivered: progress
+    expect(await run()).toBe(2); // nothing new: no progress
+    expect(await run()).toBe(3);
+    push('b');
+    expect(await run()).toBe(1); // b delivered: back to the base delay
+  });
+});
