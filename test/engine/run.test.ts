@@ -122,6 +122,27 @@ function config(bounded: boolean, lagAllowance: number, maxSubrequests = 200): P
   return entry.config;
 }
 
+/** The engine wired to a world: its clock, randomness, upstream and receiver unless overridden. */
+function engineIn(world: World, store: MemoryStore, overrides: Partial<RunContext> = {}) {
+  const context: RunContext = {
+    poller: 'sim',
+    config: config(world.options.bounded, world.options.lagMs),
+    store,
+    source: world,
+    deliverer: world,
+    now: () => world.now,
+    random: world.random,
+    ...overrides,
+  };
+  let alarmAt: number | null = null;
+  const engine = new PollerEngine(context, {
+    set: async (at) => {
+      alarmAt = at;
+    },
+  });
+  return { engine, alarmAt: () => alarmAt };
+}
+
 /** Runs `ticks` cron intervals (with downtime) and the alarms between them; returns the final state. */
 async function simulate(
   options: WorldOptions,
@@ -131,20 +152,8 @@ async function simulate(
 ) {
   const world = new World(options);
   const store = new MemoryStore();
-  let alarmAt: number | null = null;
-  const context: RunContext = {
-    poller: 'sim',
+  const { engine, alarmAt } = engineIn(world, store, {
     config: config(options.bounded, options.lagMs, maxSubrequests),
-    store,
-    source: world,
-    deliverer: world,
-    now: () => world.now,
-    random: world.random,
-  };
-  const engine = new PollerEngine(context, {
-    set: async (at) => {
-      alarmAt = at;
-    },
   });
   const guard = async (work: () => Promise<unknown>) => {
     try {
@@ -157,12 +166,10 @@ async function simulate(
     const tickEnd = world.now + MINUTE;
     world.produce(Math.floor(world.random() * 12), MINUTE);
     // Alarms due before the next tick (retries, continuations, lease expiries).
-    for (
-      let guardSteps = 0;
-      guardSteps < 200 && alarmAt !== null && alarmAt <= tickEnd;
-      guardSteps += 1
-    ) {
-      world.now = Math.max(world.now, alarmAt);
+    for (let steps = 0; steps < 200; steps += 1) {
+      const due = alarmAt();
+      if (due === null || due > tickEnd) break;
+      world.now = Math.max(world.now, due);
       await guard(() => engine.onAlarm());
     }
     world.now = Math.max(world.now, tickEnd);
@@ -236,16 +243,7 @@ describe('the run loop against a faulty simulated world', () => {
     };
     const world = new World(options);
     const store = new MemoryStore();
-    const context: RunContext = {
-      poller: 'sim',
-      config: config(false, 0),
-      store,
-      source: world,
-      deliverer: world,
-      now: () => world.now,
-      random: world.random,
-    };
-    const engine = new PollerEngine(context, { set: async () => {} });
+    const { engine } = engineIn(world, store);
     // Updates written while each request is in flight: stamped after T, before the run ends.
     const inFlight: { stamp: number; runEnd: () => number }[] = [];
     const originalFetch = world.fetchPage.bind(world);
@@ -285,22 +283,16 @@ describe('max_run (R7)', () => {
     const world = new World(options);
     const store = new MemoryStore();
     const slowConfig = { ...config(true, 0), max_subrequests: 10_000 };
-    const context: RunContext = {
-      poller: 'sim',
+    const { engine } = engineIn(world, store, {
       config: slowConfig,
-      store,
       source: {
         fetchPage: async (window, cursor) => {
           world.now += 4 * MINUTE; // a slow upstream: each page takes four minutes
           return world.fetchPage(window, cursor);
         },
       },
-      deliverer: world,
-      now: () => world.now,
-      random: world.random,
-    };
+    });
     store.state.checkpoint = world.now - 6 * 60 * MINUTE;
-    const engine = new PollerEngine(context, { set: async () => {} });
     await engine.trigger('cron');
     const run = await engine.onAlarm();
     expect(run?.outcome).toBe('continued');
@@ -323,19 +315,12 @@ describe('backoff and progress (R12)', () => {
     const world = new World(options);
     const store = new MemoryStore();
     const poison = 'r-poison';
-    const context: RunContext = {
-      poller: 'sim',
-      config: config(false, 0),
-      store,
-      source: world,
+    const { engine } = engineIn(world, store, {
       deliverer: {
         deliver: async (update) =>
           update.id === poison ? { kind: 'retry', error: 'HTTP 503' } : world.deliver(update),
       },
-      now: () => world.now,
-      random: world.random,
-    };
-    const engine = new PollerEngine(context, { set: async () => {} });
+    });
     const push = (id: string) => {
       const stamp = world.now + 1_000; // before the next run's start
       world.updates.push({
