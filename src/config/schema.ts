@@ -78,6 +78,12 @@ const sourceSchema = z.strictObject({
   id: z.string().min(1).default('id'),
   /** Dot path of a record's updated_at (default "updated_at"). */
   updated_at: z.string().min(1).default('updated_at'),
+  /** auto | iso | unix | unix_ms: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
+  updated_at_format: z.enum(['auto', 'iso', 'unix', 'unix_ms']).default('auto'),
+  /** Optional "asc": records come oldest first, so a window too big for one run can commit its progress. */
+  sorted: z.enum(['asc']).optional(),
+  /** Optional pause between two requests of a run, for upstreams that ask for one. */
+  page_delay: duration.optional(),
   /** Fixed query parameters (default none). */
   params: z.record(z.string(), z.string()).default({}),
   /** Request headers; use ${SECRET} for credentials (default none). */

@@ -7,12 +7,6 @@ import type { PollerConfig } from './schema.ts';
  */
 export function notYetSupported(config: PollerConfig): string[] {
   const errors: string[] = [];
-  const next = config.source.next.type;
-  if (next !== 'cursor' && next !== 'none') {
-    errors.push(
-      `source.next.type: "${next}" paging is not available yet (this release pages with "cursor" or "none")`,
-    );
-  }
   if (config.deliver.type === 'queue') {
     errors.push('deliver.type: "queue" delivery is not available yet (use "webhook" or "handler")');
   }

@@ -23,6 +23,5 @@ export type UpstreamFailureKind = 'transient' | 'rate_limited' | 'misconfigured'
 export function classifyUpstreamStatus(status: number): UpstreamFailureKind {
   if (status === 401 || status === 403 || status === 404) return 'misconfigured';
   if (status === 429) return 'rate_limited';
-  if (status === 503) return 'rate_limited';
   return 'transient';
 }

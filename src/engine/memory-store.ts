@@ -4,8 +4,8 @@ import {
   ledgerKey,
   type PollerState,
   type PollerStore,
+  type RunAftermath,
   type RunRecord,
-  type Wakeup,
 } from './ports.ts';
 
 /**
@@ -13,7 +13,14 @@ import {
  * the simulation. `crash()` forgets nothing: like storage, it survives a dead run.
  */
 export class MemoryStore implements PollerStore {
-  state: PollerState = { checkpoint: null, lease: { ...NO_LEASE }, wakeup: null, failures: 0 };
+  state: PollerState = {
+    checkpoint: null,
+    lease: { ...NO_LEASE },
+    wakeup: null,
+    failures: 0,
+    skewMs: null,
+    rateLimitedUntil: null,
+  };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
   recoveries = 0;
@@ -71,15 +78,13 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
-  finishRun(
-    epoch: number,
-    run: RunRecord,
-    next: { failures: number; wakeup: Wakeup | null },
-  ): boolean {
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
     if (!this.holds(epoch)) return false;
     this.state.lease = { ...this.state.lease, held: false };
     this.state.failures = next.failures;
     this.state.wakeup = next.wakeup;
+    this.state.skewMs = next.skewMs ?? this.state.skewMs;
+    this.state.rateLimitedUntil = next.rateLimitedUntil;
     this.rowsWritten += 1;
     this.recordRun(run);
     return true;

@@ -2,6 +2,7 @@ import { decideLease, isExpired, type Lease } from './lease.ts';
 import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
 import { runPoll } from './run.ts';
 import { recoveredRun, skippedRun } from './run-records.ts';
+import { skewWarning } from './skew.ts';
 
 /** The poller's single alarm. */
 export interface AlarmPort {
@@ -113,11 +114,14 @@ export class PollerEngine {
     // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
     await this.alarm.set(lease.expiresAt);
     const run = await runPoll(this.ctx, lease.epoch, lease.trigger);
+    const state = this.ctx.store.read();
+    const warning = skewWarning(state.skewMs, this.ctx.config.lag_allowance);
     this.ctx.log?.({
       event: 'run',
       poller: this.ctx.poller,
       ...run,
-      checkpoint: iso(this.ctx.store.read().checkpoint),
+      checkpoint: iso(state.checkpoint),
+      ...(warning === null ? {} : { warning }),
     });
     await this.rearm();
     return run;

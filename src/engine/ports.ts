@@ -21,8 +21,18 @@ export interface MalformedRecord {
 }
 
 export type PageResult =
-  | { ok: true; updates: Update[]; malformed: MalformedRecord[]; next: string | null }
-  | { ok: false; kind: UpstreamFailureKind; error: string; retryAfter?: number };
+  | {
+      ok: true;
+      updates: Update[];
+      malformed: MalformedRecord[];
+      /** Where the next page of the window is; null when this was the last. */
+      next: string | null;
+      /** The upstream's clock minus ours, from its Date header (R11). */
+      skewMs?: number;
+      /** The rate-limit quota is spent: no request before this time. */
+      pauseUntil?: number;
+    }
+  | { ok: false; kind: UpstreamFailureKind; error: string; retryAfter?: number; skewMs?: number };
 
 /** The upstream, one page at a time. `cursor` is null for a window's first page. */
 export interface Source {
@@ -70,8 +80,21 @@ export interface PollerState {
   checkpoint: number | null;
   lease: Lease;
   wakeup: Wakeup | null;
-  /** Consecutive failed runs, for backoff. */
+  /** Consecutive failed runs without progress, for backoff. */
   failures: number;
+  /** The upstream's clock minus ours, as last measured (R11). */
+  skewMs: number | null;
+  /** The upstream asked for no request before this. */
+  rateLimitedUntil: number | null;
+}
+
+/** What a finished run leaves for the next one. */
+export interface RunAftermath {
+  failures: number;
+  wakeup: Wakeup | null;
+  /** Null keeps the last measurement. */
+  skewMs: number | null;
+  rateLimitedUntil: number | null;
 }
 
 export interface LedgerEntry {
@@ -103,11 +126,7 @@ export interface PollerStore {
   /** Remembers deliveries of a window that did not complete, so the retry skips them. */
   remember(epoch: number, entries: LedgerEntry[]): boolean;
   /** Releases the lease and records the run, its counters and what happens next. */
-  finishRun(
-    epoch: number,
-    run: RunRecord,
-    next: { failures: number; wakeup: Wakeup | null },
-  ): boolean;
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean;
   /** History only: a trigger that found the lease held, or a run fenced off. Not state. */
   recordRun(run: RunRecord): void;
   /** Records that the lease of a dead run was taken over (history and the recoveries counter). */
@@ -123,6 +142,10 @@ export interface RunContext {
   deliverer: Deliverer;
   now: () => number;
   random: () => number;
+  /** Waits (source.page_delay); the simulation advances its clock instead. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Smallest step of the source's time format, in ms (1000 for unix seconds). */
+  precision?: number;
   /** Called with one structured line per run. */
   log?: (line: Record<string, unknown>) => void;
 }

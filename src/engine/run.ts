@@ -13,10 +13,21 @@ import {
 } from './ports.ts';
 import { hasBacklog, nextCheckpoint, planWindow, type Window } from './window.ts';
 
+/** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
+type Stop = BudgetStop | 'rate_limit';
+
 /** How one window ended. */
 type WindowResult =
   | { kind: 'complete'; delivered: Update[] }
-  | { kind: 'incomplete'; delivered: Update[]; stop: BudgetStop }
+  | {
+      kind: 'incomplete';
+      delivered: Update[];
+      stop: Stop;
+      /** With `rate_limit`: the upstream's reset time. */
+      resumeAt?: number;
+      /** With `sorted = "asc"`: every update stamped below this was handled. */
+      handledBelow?: number;
+    }
   | {
       kind: 'failed';
       delivered: Update[];
@@ -26,16 +37,20 @@ type WindowResult =
     }
   | { kind: 'fenced' };
 
+/** What a run did, for its history record and the stored state. */
 interface Tally {
   windows: number;
   pages: number;
   records: number;
+  skewMs: number | null;
+  rateLimitedUntil: number | null;
 }
 
 /**
- * Runs the poll loop under the lease `epoch`, already marked running by the caller: window after window from the checkpoint,
- * committing C only when a window was handled in full (R1, R2), until caught up, failed,
- * or out of budget (R7, then a continuation, R3). Returns the run's history record.
+ * Runs the poll loop under the lease `epoch`, already marked running by the caller:
+ * window after window from the checkpoint, committing C only when a window was handled in
+ * full (R1, R2), until caught up, failed, or out of budget (R7, then a continuation, R3).
+ * Returns the run's history record.
  */
 export async function runPoll(
   ctx: RunContext,
@@ -45,21 +60,33 @@ export async function runPoll(
   const { config, store } = ctx;
   const startedAt = ctx.now();
   const budget = new RunBudget(startedAt, config.max_run, config.max_subrequests);
-  const tally: Tally = { windows: 0, pages: 0, records: 0 };
+  const tally: Tally = { windows: 0, pages: 0, records: 0, skewMs: null, rateLimitedUntil: null };
   const record = (outcome: RunOutcome, error: string | null = null): RunRecord => ({
     epoch,
     trigger,
     outcome,
     startedAt,
     finishedAt: ctx.now(),
-    ...tally,
-    error,
+    windows: tally.windows,
+    pages: tally.pages,
+    records: tally.records,
+    error: error === null ? null : `poller "${ctx.poller}": ${error}`,
     checkpoint: store.read().checkpoint,
   });
   const fenced = () => {
     const run = record('fenced', 'the lease was taken over by a newer run; nothing was committed');
     store.recordRun(run);
     return run;
+  };
+  const finish = (run: RunRecord, failures: number, wakeup: Wakeup | null): RunRecord => {
+    const next = {
+      failures,
+      wakeup,
+      skewMs: tally.skewMs,
+      rateLimitedUntil: tally.rateLimitedUntil,
+    };
+    if (store.finishRun(epoch, run, next)) return run;
+    return fenced();
   };
 
   if (!holdsLease(ctx, epoch)) return fenced();
@@ -74,51 +101,70 @@ export async function runPoll(
       maxWindow: config.max_window,
       bounded: config.source.to_param !== undefined,
       now: T,
+      precision: ctx.precision ?? 1,
     });
     const result = await pollWindow(ctx, epoch, window, budget, tally);
-
     if (result.kind === 'fenced') return fenced();
-    if (result.kind !== 'complete') {
+
+    if (result.kind === 'failed') {
       if (!store.remember(epoch, result.delivered.map(toLedgerEntry))) return fenced();
-      if (result.kind === 'incomplete') {
-        return finish(
-          ctx,
-          epoch,
-          record('continued', `stopped on the ${describeStop(result.stop)}; continuing`),
-          {
-            failures: state.failures,
-            wakeup: { at: ctx.now(), reason: 'continuation' },
-          },
-        );
-      }
       // Backoff grows only while runs make no progress: a run that delivered or committed
       // something retries at the base delay, so a flaky receiver cannot starve a backlog.
-      const progressed = tally.records > 0 || tally.windows > 0;
-      const failures = progressed ? 1 : state.failures + 1;
-      const wakeup: Wakeup = {
-        at: retryAt(ctx.now(), failures, result.failure, ctx.random, result.retryAfter),
+      const failures = progressed(tally) ? 1 : state.failures + 1;
+      const at = retryAt(ctx.now(), failures, result.failure, ctx.random, result.retryAfter);
+      return finish(record('failed', result.error), failures, {
+        at,
         reason: 'retry',
         failure: result.failure,
-      };
-      return finish(ctx, epoch, record('failed', result.error), { failures, wakeup });
+      });
+    }
+
+    if (result.kind === 'incomplete') {
+      // Sorted oldest first, what was handled so far is a safe checkpoint (inclusive next query).
+      const partial =
+        result.handledBelow === undefined
+          ? checkpoint
+          : Math.min(result.handledBelow, window.to, T - config.lag_allowance);
+      const saved =
+        partial > checkpoint
+          ? commit(ctx, epoch, partial, result.delivered)
+          : store.remember(epoch, result.delivered.map(toLedgerEntry));
+      if (!saved) return fenced();
+      if (result.stop === 'rate_limit') {
+        const at = result.resumeAt ?? ctx.now();
+        const note = `the upstream's rate limit is spent until ${new Date(at).toISOString()}; continuing then`;
+        return finish(record('continued', note), state.failures, { at, reason: 'continuation' });
+      }
+      if (!progressed(tally) && partial <= checkpoint) {
+        const error = windowTooBig(ctx, window, result.stop, tally.pages);
+        const at = retryAt(ctx.now(), state.failures + 1, 'misconfigured', ctx.random);
+        return finish(record('failed', error), state.failures + 1, {
+          at,
+          reason: 'retry',
+          failure: 'misconfigured',
+        });
+      }
+      const note = `stopped on the ${describeStop(result.stop)}; continuing`;
+      return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
     }
 
     const committed = nextCheckpoint(checkpoint, window, config.lag_allowance);
-    const pruneBelow = committed - config.overlap;
-    const remember = result.delivered.filter((u) => u.versionMs >= pruneBelow).map(toLedgerEntry);
-    if (!store.commitWindow(epoch, committed, remember, pruneBelow)) return fenced();
+    if (!commit(ctx, epoch, committed, result.delivered)) return fenced();
     tally.windows += 1;
 
-    if (!hasBacklog(window, checkpoint, committed)) {
-      return finish(ctx, epoch, record('success'), { failures: 0, wakeup: null });
-    }
+    if (!hasBacklog(window, checkpoint, committed)) return finish(record('success'), 0, null);
     if (ctx.now() - startedAt >= config.max_run) {
-      return finish(ctx, epoch, record('continued', 'stopped on the max_run budget; continuing'), {
-        failures: 0,
-        wakeup: { at: ctx.now(), reason: 'continuation' },
-      });
+      const note = 'stopped on the max_run budget; continuing';
+      return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
     }
   }
+}
+
+/** Moves C, remembering the deliveries the next window can ask for again (R9). */
+function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: Update[]): boolean {
+  const pruneBelow = checkpoint - ctx.config.overlap;
+  const remember = delivered.filter((u) => u.versionMs >= pruneBelow).map(toLedgerEntry);
+  return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
 }
 
 /** Requests every page of one window and delivers each update not already delivered. */
@@ -129,65 +175,104 @@ async function pollWindow(
   budget: RunBudget,
   tally: Tally,
 ): Promise<WindowResult> {
-  const { store } = ctx;
+  const { store, config } = ctx;
   const seen = store.delivered(window.from);
   const delivered: Update[] = [];
   const retryable: string[] = [];
+  const cursors = new Set<string>();
   let cursor: string | null = null;
+  let page = 0;
+  // While records arrive oldest first and nothing has failed, everything below the last
+  // handled one is handled: a safe checkpoint if the window cannot finish in this run.
+  let ordered = config.source.sorted === 'asc';
+  let handledBelow: number | undefined;
+  let lastVersion = Number.NEGATIVE_INFINITY;
+  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
+    kind: 'incomplete',
+    delivered,
+    stop,
+    ...(resumeAt === undefined ? {} : { resumeAt }),
+    ...(ordered && retryable.length === 0 && handledBelow !== undefined ? { handledBelow } : {}),
+  });
 
   for (;;) {
+    if (tally.pages > 0 && config.source.page_delay !== undefined)
+      await ctx.sleep?.(config.source.page_delay);
     const stop = budget.take(ctx.now());
-    if (stop) return { kind: 'incomplete', delivered, stop };
-    const page = await ctx.source.fetchPage(window, cursor);
+    if (stop) return incomplete(stop);
+    const result = await ctx.source.fetchPage(window, cursor);
     if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
+    page += 1;
     tally.pages += 1;
-    if (!page.ok) {
-      const failure: FailureKind = page.kind === 'bad_response' ? 'transient' : page.kind;
+    if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
+    if (!result.ok) {
+      if (result.kind === 'rate_limited' && result.retryAfter !== undefined)
+        tally.rateLimitedUntil = result.retryAfter;
+      const failure: FailureKind = result.kind === 'bad_response' ? 'transient' : result.kind;
+      const retryAfter = result.retryAfter === undefined ? {} : { retryAfter: result.retryAfter };
       return {
         kind: 'failed',
         delivered,
         failure,
-        error: `page ${tally.pages}: ${page.error}`,
-        ...(page.retryAfter === undefined ? {} : { retryAfter: page.retryAfter }),
+        error: `page ${page}: ${result.error}`,
+        ...retryAfter,
       };
     }
-    const [malformed] = page.malformed;
+    const [malformed] = result.malformed;
     if (malformed) {
       return {
         kind: 'failed',
         delivered,
         failure: 'transient',
-        error: `page ${tally.pages}: a record cannot be read (${malformed.reason}); it blocks the window until fixed upstream`,
+        error: `page ${page}: a record cannot be read (${malformed.reason}); it blocks the window until fixed upstream`,
       };
     }
 
-    for (const update of page.updates) {
+    for (const update of result.updates) {
+      if (update.versionMs < lastVersion) ordered = false;
+      lastVersion = update.versionMs;
       const key = ledgerKey(update.id, update.version);
-      if (seen.has(key)) continue;
-      const stop = budget.take(ctx.now());
-      if (stop) return { kind: 'incomplete', delivered, stop };
-      const result = await ctx.deliverer.deliver(update, {
-        idempotencyKey: idempotencyKey(ctx.poller, update.id, update.version),
-        attempt: 1,
-      });
-      if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
-      if (result.kind === 'delivered') {
+      if (!seen.has(key)) {
+        const stop = budget.take(ctx.now());
+        if (stop) return incomplete(stop);
+        const outcome = await ctx.deliverer.deliver(update, {
+          idempotencyKey: idempotencyKey(ctx.poller, update.id, update.version),
+          attempt: 1,
+        });
+        if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
+        if (outcome.kind === 'misconfigured') {
+          return {
+            kind: 'failed',
+            delivered,
+            failure: 'misconfigured',
+            error: `delivery: ${outcome.error}`,
+          };
+        }
+        if (outcome.kind !== 'delivered') {
+          retryable.push(`${update.id}@${update.version}: ${outcome.error}`);
+          continue;
+        }
         seen.add(key);
         delivered.push(update);
         tally.records += 1;
-      } else if (result.kind === 'misconfigured') {
-        return {
-          kind: 'failed',
-          delivered,
-          failure: 'misconfigured',
-          error: `delivery: ${result.error}`,
-        };
-      } else {
-        retryable.push(`${update.id}@${update.version}: ${result.error}`);
       }
+      if (retryable.length === 0) handledBelow = update.versionMs;
     }
-    if (page.next === null) break;
-    cursor = page.next;
+    if (result.next === null) break;
+    if (cursors.has(result.next)) {
+      return {
+        kind: 'failed',
+        delivered,
+        failure: 'transient',
+        error: `page ${page}: paging loop: the upstream sent a next page it had already sent in this window (${describeCursor(result.next)})`,
+      };
+    }
+    cursors.add(result.next);
+    cursor = result.next;
+    if (result.pauseUntil !== undefined && result.pauseUntil > ctx.now()) {
+      tally.rateLimitedUntil = result.pauseUntil;
+      return incomplete('rate_limit', result.pauseUntil);
+    }
   }
 
   if (retryable.length > 0) {
@@ -202,27 +287,13 @@ async function pollWindow(
   return { kind: 'complete', delivered };
 }
 
+function progressed(tally: Tally): boolean {
+  return tally.records > 0 || tally.windows > 0;
+}
+
 function holdsLease(ctx: RunContext, epoch: number): boolean {
   const lease = ctx.store.read().lease;
   return lease.held && lease.epoch === epoch;
-}
-
-function finish(
-  ctx: RunContext,
-  epoch: number,
-  run: RunRecord,
-  next: { failures: number; wakeup: Wakeup | null },
-): RunRecord {
-  if (!ctx.store.finishRun(epoch, run, next)) {
-    const fenced: RunRecord = {
-      ...run,
-      outcome: 'fenced',
-      error: 'the lease was taken over before the run finished',
-    };
-    ctx.store.recordRun(fenced);
-    return fenced;
-  }
-  return run;
 }
 
 function toLedgerEntry(update: Update): LedgerEntry {
@@ -231,4 +302,23 @@ function toLedgerEntry(update: Update): LedgerEntry {
 
 function describeStop(stop: BudgetStop): string {
   return stop === 'max_run' ? 'max_run budget' : 'subrequest budget (max_subrequests)';
+}
+
+/** The advice for a window whose pages alone exceed what one run may do. */
+function windowTooBig(ctx: RunContext, window: Window, stop: BudgetStop, pages: number): string {
+  const from = new Date(window.from).toISOString();
+  const advice = [
+    ctx.config.source.sorted === 'asc'
+      ? null
+      : 'set source.sorted = "asc" if the upstream returns records oldest first',
+    ctx.config.source.to_param === undefined
+      ? 'set source.to_param and max_window to split it'
+      : 'lower max_window',
+    stop === 'max_run' ? 'raise max_run' : 'raise max_subrequests',
+  ].filter((line): line is string => line !== null);
+  return `the window from ${from} is too big for one run: it stopped on the ${describeStop(stop)} after ${pages} page(s) with nothing new to deliver, and would only start over. ${advice.join('; or ')}.`;
+}
+
+function describeCursor(cursor: string): string {
+  return cursor.length > 80 ? `${cursor.slice(0, 80)}…` : cursor;
 }

@@ -16,15 +16,20 @@ export interface WindowPlan {
   maxWindow: number | undefined;
   bounded: boolean;
   now: number;
+  /** The source's time step in ms: a bounded end is floored to it, so it is sent exactly. */
+  precision?: number;
 }
 
 /** Plans the next window from the checkpoint: `from = C − overlap`, `to = min(from + max_window, T)`. */
 export function planWindow(plan: WindowPlan): Window {
   const from = plan.checkpoint - plan.overlap;
-  const to =
+  const step = plan.precision ?? 1;
+  const end =
     plan.bounded && plan.maxWindow !== undefined
       ? Math.min(from + plan.maxWindow, plan.now)
       : plan.now;
+  // Floored, never rounded up: C may reach `to`, so `to` must be what the upstream was sent.
+  const to = plan.bounded ? Math.floor(end / step) * step : end;
   return { from, to: Math.max(from, to), bounded: plan.bounded, startedAt: plan.now };
 }
 

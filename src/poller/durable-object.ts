@@ -35,6 +35,7 @@ export class Poller extends DurableObject<Env> {
     return buildStatus({
       name,
       configErrors: wiring.ok ? [] : wiring.errors,
+      config: wiring.ok ? wiring.context.config : undefined,
       state: this.store.read(),
       lastRun: this.store.runs(1)[0],
       alarm: await this.ctx.storage.getAlarm(),

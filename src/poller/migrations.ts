@@ -48,6 +48,9 @@ export const MIGRATIONS: readonly string[] = [
      checkpoint INTEGER
    );
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  // 2: what the upstream told us: its clock skew (R11) and its rate-limit reset (R12).
+  `ALTER TABLE poller_state ADD COLUMN upstream_skew_ms INTEGER;
+   ALTER TABLE poller_state ADD COLUMN rate_limited_until INTEGER;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

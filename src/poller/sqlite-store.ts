@@ -4,6 +4,7 @@ import {
   ledgerKey,
   type PollerState,
   type PollerStore,
+  type RunAftermath,
   type RunOutcome,
   type RunRecord,
   type TriggerKind,
@@ -25,6 +26,8 @@ type StateRow = {
   wakeup_reason: string | null;
   wakeup_failure: string | null;
   failures: number;
+  upstream_skew_ms: number | null;
+  rate_limited_until: number | null;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -91,6 +94,8 @@ export class SqliteStore implements PollerStore {
                 : {}),
             },
       failures: row.failures,
+      skewMs: row.upstream_skew_ms,
+      rateLimitedUntil: row.rate_limited_until,
     };
   }
 
@@ -151,14 +156,11 @@ export class SqliteStore implements PollerStore {
     return true;
   }
 
-  finishRun(
-    epoch: number,
-    run: RunRecord,
-    next: { failures: number; wakeup: Wakeup | null },
-  ): boolean {
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
     return this.storage.transactionSync(() => {
       const released = this.sql.exec(
         `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
+           upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
            runs = runs + 1,
            successes = successes + ?, failed_runs = failed_runs + ?, continued_runs = continued_runs + ?,
            records_delivered = records_delivered + ?
@@ -167,6 +169,8 @@ export class SqliteStore implements PollerStore {
         next.wakeup?.at ?? null,
         next.wakeup?.reason ?? null,
         next.wakeup?.failure ?? null,
+        next.skewMs === null ? null : Math.round(next.skewMs),
+        next.rateLimitedUntil,
         run.outcome === 'success' ? 1 : 0,
         run.outcome === 'failed' ? 1 : 0,
         run.outcome === 'continued' ? 1 : 0,

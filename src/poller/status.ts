@@ -1,10 +1,16 @@
+import type { PollerConfig } from '../config/schema.ts';
 import type { PollerState, RunRecord } from '../engine/ports.ts';
+import { skewWarning } from '../engine/skew.ts';
 import type { Counters } from './sqlite-store.ts';
 
 /** What `GET /status/:poller` shows. Never a secret, never a record. */
 export interface PollerStatus {
   name: string;
+  /** ok | running | lagging | failing | misconfigured */
+  state: PollerHealth;
   config_errors: string[];
+  /** Things that are not failures yet but deserve a look (clock skew). */
+  warnings: string[];
   checkpoint: string | null;
   lag_seconds: number | null;
   lease: { held: boolean; epoch: number; started_at: string | null; expires_at: string | null };
@@ -12,8 +18,14 @@ export interface PollerStatus {
   next_alarm_at: string | null;
   next_wakeup: { at: string; reason: string } | null;
   consecutive_failures: number;
+  /** The upstream's clock minus ours, from its Date header (±1 s). */
+  upstream_skew_seconds: number | null;
+  /** The upstream asked for no request before this (Retry-After, rate-limit reset). */
+  rate_limited_until: string | null;
   counters: Counters;
 }
+
+export type PollerHealth = 'ok' | 'running' | 'lagging' | 'failing' | 'misconfigured';
 
 export interface RunView {
   epoch: number;
@@ -47,10 +59,31 @@ export function runView(run: RunRecord): RunView {
   };
 }
 
+/**
+ * One word for the poller's health: misconfigured (a config error, or an error a retry
+ * cannot fix), running, failing (the last run failed), lagging (behind alert_after), ok.
+ */
+export function healthOf(input: {
+  configErrors: string[];
+  state: PollerState;
+  config: PollerConfig | undefined;
+  now: number;
+}): PollerHealth {
+  const { state, config } = input;
+  if (input.configErrors.length > 0 || state.wakeup?.failure === 'misconfigured')
+    return 'misconfigured';
+  if (state.lease.held) return 'running';
+  if (state.failures > 0 || state.wakeup?.reason === 'retry') return 'failing';
+  if (config && state.checkpoint !== null && input.now - state.checkpoint > config.alert_after)
+    return 'lagging';
+  return 'ok';
+}
+
 /** Builds a poller's status from its stored state. */
 export function buildStatus(input: {
   name: string;
   configErrors: string[];
+  config: PollerConfig | undefined;
   state: PollerState;
   lastRun: RunRecord | undefined;
   alarm: number | null;
@@ -58,9 +91,12 @@ export function buildStatus(input: {
   now: number;
 }): PollerStatus {
   const { state } = input;
+  const skew = skewWarning(state.skewMs, input.config?.lag_allowance ?? 0);
   return {
     name: input.name,
+    state: healthOf(input),
     config_errors: input.configErrors,
+    warnings: skew === null ? [] : [skew],
     checkpoint: iso(state.checkpoint),
     lag_seconds:
       state.checkpoint === null
@@ -78,6 +114,11 @@ export function buildStatus(input: {
       ? { at: new Date(state.wakeup.at).toISOString(), reason: state.wakeup.reason }
       : null,
     consecutive_failures: state.failures,
+    upstream_skew_seconds: state.skewMs === null ? null : Math.round(state.skewMs / 100) / 10,
+    rate_limited_until:
+      state.rateLimitedUntil !== null && state.rateLimitedUntil > input.now
+        ? iso(state.rateLimitedUntil)
+        : null,
     counters: input.counters,
   };
 }

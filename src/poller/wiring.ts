@@ -2,6 +2,7 @@ import { loadPoller, readPollersTable } from '../config/load.ts';
 import { createDeliverer } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
+import { precisionOf } from '../sources/time.ts';
 
 export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
 
@@ -48,6 +49,8 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
       deliverer: delivery.deliverer,
       now,
       random: Math.random,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      precision: precisionOf(config.source.time_format),
       log: (line) => console.log(JSON.stringify(line)),
     },
   };

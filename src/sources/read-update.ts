@@ -3,6 +3,13 @@ import type { MalformedRecord, Update } from '../engine/ports.ts';
 import { readPath } from './dot-path.ts';
 import { parseTimestamp } from './time.ts';
 
+const FORMATS = {
+  auto: 'an ISO 8601 time or epoch number',
+  iso: 'an ISO 8601 time (updated_at_format = "iso")',
+  unix: 'epoch seconds (updated_at_format = "unix")',
+  unix_ms: 'epoch milliseconds (updated_at_format = "unix_ms")',
+} as const;
+
 /** Turns one upstream record into an update, or says why it cannot be read. */
 export function readUpdate(record: unknown, config: SourceConfig): Update | MalformedRecord {
   const id = readPath(record, config.id);
@@ -12,10 +19,10 @@ export function readUpdate(record: unknown, config: SourceConfig): Update | Malf
   if (typeof id === 'string' && id === '')
     return { reason: `empty id at "${config.id}"`, raw: record };
   const updatedAt = readPath(record, config.updated_at);
-  const versionMs = parseTimestamp(updatedAt);
+  const versionMs = parseTimestamp(updatedAt, config.updated_at_format);
   if (versionMs === undefined || (typeof updatedAt !== 'string' && typeof updatedAt !== 'number')) {
     return {
-      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not an ISO 8601 time or epoch number`,
+      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not ${FORMATS[config.updated_at_format]}`,
       raw: record,
     };
   }

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { Lease } from '../../src/engine/lease.ts';
-import type { PollerStore, RunRecord } from '../../src/engine/ports.ts';
+import type { PollerStore, RunAftermath, RunRecord } from '../../src/engine/ports.ts';
 
 /**
  * The PollerStore contract: what the engine relies on, run against the in-memory store (Node)
@@ -35,7 +35,7 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
       false,
     );
     expect(store.remember(1, [{ id: 'b', version: 'v', versionMs: 1 }])).toBe(false);
-    expect(store.finishRun(1, run(1), { failures: 0, wakeup: null })).toBe(false);
+    expect(store.finishRun(1, run(1), aftermath({}))).toBe(false);
     expect(store.read().checkpoint).toBeNull();
     expect(store.delivered(0).size).toBe(0);
     expect(store.read().lease).toMatchObject({ epoch: 2, held: true });
@@ -62,13 +62,39 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     store.acquire(0, lease(1));
     store.markRunning(1);
     const wakeup = { at: 99_000, reason: 'retry' as const, failure: 'transient' as const };
-    expect(store.finishRun(1, run(1), { failures: 3, wakeup })).toBe(true);
-    expect(store.read()).toMatchObject({ lease: { held: false, epoch: 1 }, failures: 3, wakeup });
+    expect(
+      store.finishRun(
+        1,
+        run(1),
+        aftermath({ failures: 3, wakeup, skewMs: 1_500, rateLimitedUntil: 50_000 }),
+      ),
+    ).toBe(true);
+    expect(store.read()).toMatchObject({
+      lease: { held: false, epoch: 1 },
+      failures: 3,
+      wakeup,
+      skewMs: 1_500,
+      rateLimitedUntil: 50_000,
+    });
     // Acquiring clears the booked wakeup: the new run is that wakeup.
     expect(store.acquire(1, lease(2))).toBe(true);
     expect(store.read().wakeup).toBeNull();
   },
+
+  'keeps the last skew measurement when a run measured none'(store) {
+    store.acquire(0, lease(1));
+    store.markRunning(1);
+    store.finishRun(1, run(1), aftermath({ skewMs: -2_000 }));
+    store.acquire(1, lease(2));
+    store.markRunning(2);
+    store.finishRun(2, run(2), aftermath({ skewMs: null }));
+    expect(store.read().skewMs).toBe(-2_000);
+  },
 };
+
+function aftermath(overrides: Partial<RunAftermath>): RunAftermath {
+  return { failures: 0, wakeup: null, skewMs: null, rateLimitedUntil: null, ...overrides };
+}
 
 function lease(epoch: number): Lease {
   return {

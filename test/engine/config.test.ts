@@ -164,11 +164,23 @@ describe('POLLERS: errors name the poller and the key', () => {
       'poller "sessions": source.url:',
     ],
     [
-      'a paging style not built yet',
+      'a delivery type not built yet',
+      poller({ deliver: { type: 'queue', binding: 'Q' } }),
+      'poller "sessions": deliver.type: "queue" delivery is not available yet',
+    ],
+    [
+      'url paging without the body path of the next URL',
       poller({
-        source: { url: 'https://a.example/x', from_param: 'since', next: { type: 'link' } },
+        source: { url: 'https://a.example/x', from_param: 'since', next: { type: 'url' } },
       }),
-      'poller "sessions": source.next.type: "link" paging is not available yet',
+      'poller "sessions": source.next.path: is required when next.type = "url"',
+    ],
+    [
+      'an unknown updated_at_format',
+      poller({
+        source: { url: 'https://a.example/x', from_param: 'since', updated_at_format: 'rfc2822' },
+      }),
+      'poller "sessions": source.updated_at_format:',
     ],
   ];
   for (const [what, raw, message] of cases) {

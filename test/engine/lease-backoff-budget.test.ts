@@ -117,7 +117,7 @@ describe('classification (SEMANTICS.md, what each failure gets)', () => {
   it('sorts upstream statuses', () => {
     expect(classifyUpstreamStatus(500)).toBe('transient');
     expect(classifyUpstreamStatus(429)).toBe('rate_limited');
-    expect(classifyUpstreamStatus(503)).toBe('rate_limited');
+    expect(classifyUpstreamStatus(503)).toBe('transient'); // rate limited only with a Retry-After
     for (const status of [401, 403, 404])
       expect(classifyUpstreamStatus(status)).toBe('misconfigured');
   });
