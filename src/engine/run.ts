@@ -160,9 +160,21 @@ export async function runPoll(
   }
 }
 
+/**
+ * The ledger keeps whole seconds below a window's start: many upstreams truncate `from` to
+ * the second whatever precision they are sent, and would otherwise hand back, as new, an
+ * update the ledger had already let go of.
+ */
+const LEDGER_GRAIN_MS = 1_000;
+
+function ledgerFloor(ctx: RunContext, at: number): number {
+  const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision ?? 1);
+  return Math.floor(at / grain) * grain;
+}
+
 /** Moves C, remembering the deliveries the next window can ask for again (R9). */
 function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: Update[]): boolean {
-  const pruneBelow = checkpoint - ctx.config.overlap;
+  const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap);
   const remember = delivered.filter((u) => u.versionMs >= pruneBelow).map(toLedgerEntry);
   return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
 }
@@ -176,7 +188,7 @@ async function pollWindow(
   tally: Tally,
 ): Promise<WindowResult> {
   const { store, config } = ctx;
-  const seen = store.delivered(window.from);
+  const seen = store.delivered(ledgerFloor(ctx, window.from));
   const delivered: Update[] = [];
   const retryable: string[] = [];
   const cursors = new Set<string>();

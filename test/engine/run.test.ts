@@ -24,6 +24,12 @@ interface WorldOptions {
   /** Also crash at exactly these await points (counted from the start of the world). */
   crashAt?: number[];
   bounded: boolean;
+  /** The poller is told the upstream returns records oldest first (it does). */
+  sorted?: boolean;
+  /** Share of good pages that also say the rate-limit quota is spent for a while. */
+  pauseRate?: number;
+  /** The upstream stamps whole seconds and truncates `from` to the second. */
+  wholeSeconds?: boolean;
 }
 
 /** A simulated upstream, receiver and clock driving the real engine. */
@@ -43,7 +49,8 @@ class World implements Source, Deliverer {
   produce(count: number, span: number): void {
     let last = this.now;
     for (let i = 0; i < count; i += 1) {
-      const stamp = this.random() < 0.2 ? last : this.now + Math.floor(this.random() * span);
+      const raw = this.random() < 0.2 ? last : this.now + Math.floor(this.random() * span);
+      const stamp = this.options.wholeSeconds ? Math.floor(raw / 1000) * 1000 : raw;
       last = stamp;
       const id = `r${this.random() < 0.3 && this.nextId > 0 ? Math.floor(this.random() * this.nextId) : this.nextId++}`;
       const version = new Date(stamp).toISOString();
@@ -52,7 +59,7 @@ class World implements Source, Deliverer {
         version,
         versionMs: stamp,
         record: { id, updated_at: version },
-        visibleAt: stamp + Math.floor(this.random() * this.options.lagMs),
+        visibleAt: raw + Math.floor(this.random() * this.options.lagMs),
       });
     }
   }
@@ -68,24 +75,26 @@ class World implements Source, Deliverer {
 
   async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
     this.step();
-    if (this.random() < this.options.pageFailRate)
+    if (this.random() < this.options.pageFailRate) {
       return { ok: false, kind: 'transient', error: 'HTTP 500' };
+    }
+    const from = this.options.wholeSeconds ? Math.floor(window.from / 1000) * 1000 : window.from;
     const offset = Number(cursor ?? 0);
     const matching = this.updates
       .filter(
         (u) =>
-          u.versionMs >= window.from &&
+          u.versionMs >= from &&
           (!window.bounded || u.versionMs < window.to) &&
           u.visibleAt <= this.now,
       )
       .sort((a, b) => a.versionMs - b.versionMs || a.id.localeCompare(b.id));
     const page = matching.slice(offset, offset + 4);
-    return {
-      ok: true,
-      updates: page,
-      malformed: [],
-      next: offset + 4 < matching.length ? String(offset + 4) : null,
-    };
+    const next = offset + 4 < matching.length ? String(offset + 4) : null;
+    const pause =
+      next !== null && this.random() < (this.options.pauseRate ?? 0)
+        ? { pauseUntil: this.now + Math.floor(this.random() * 30_000) }
+        : {};
+    return { ok: true, updates: page, malformed: [], next, ...pause };
   }
 
   async deliver(update: Update): Promise<DeliveryResult> {
@@ -99,7 +108,12 @@ class World implements Source, Deliverer {
 
 const WORLD_START = Date.parse('2026-06-01T00:00:00Z');
 
-function config(bounded: boolean, lagAllowance: number, maxSubrequests = 200): PollerConfig {
+function config(
+  bounded: boolean,
+  lagAllowance: number,
+  maxSubrequests = 200,
+  sorted = false,
+): PollerConfig {
   const entry = loadPoller(
     'sim',
     {
@@ -112,6 +126,7 @@ function config(bounded: boolean, lagAllowance: number, maxSubrequests = 200): P
         url: 'https://sim.test/x',
         from_param: 'from',
         ...(bounded ? { to_param: 'to' } : {}),
+        ...(sorted ? { sorted: 'asc' } : {}),
         next: { type: 'cursor', param: 'cursor', path: 'next' },
       },
       deliver: { type: 'handler', name: 'sim' },
@@ -153,7 +168,13 @@ async function simulate(
   const world = new World(options);
   const store = new MemoryStore();
   const { engine, alarmAt } = engineIn(world, store, {
-    config: config(options.bounded, options.lagMs, maxSubrequests),
+    // README: lag_allowance covers the worst visibility delay plus the timestamp granularity.
+    config: config(
+      options.bounded,
+      options.lagMs + (options.wholeSeconds ? 1_000 : 0),
+      maxSubrequests,
+      options.sorted,
+    ),
   });
   const guard = async (work: () => Promise<unknown>) => {
     try {
@@ -202,10 +223,14 @@ describe('the run loop against a faulty simulated world', () => {
           deliveryFailRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
           crashRate: fc.double({ min: 0, max: 0.05, noNaN: true }),
           bounded: fc.boolean(),
+          sorted: fc.boolean(),
+          pauseRate: fc.double({ min: 0, max: 0.2, noNaN: true }),
+          wholeSeconds: fc.boolean(),
         }),
         fc.uniqueArray(fc.integer({ min: 0, max: 39 }), { maxLength: 30 }),
-        async (options, down) => {
-          const { world, store } = await simulate(options, 40, new Set(down));
+        fc.integer({ min: 3, max: 200 }),
+        async (options, down, maxSubrequests) => {
+          const { world, store } = await simulate(options, 40, new Set(down), maxSubrequests);
           expect(lostBelowCheckpoint(world, store)).toEqual([]);
         },
       ),

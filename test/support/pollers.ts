@@ -19,7 +19,67 @@ const webhook = {
   secret: '${WEBHOOK_SECRET}',
 };
 
+const auth = { Authorization: 'Bearer ${UPSTREAM_TOKEN}' };
+
+/** Zendesk-like: unix start_time, next_page URL with end_of_stream, oldest first. */
+const zendeskSource = {
+  url: 'https://acme.zendesk.test/api/v2/incremental/tickets/cursor.json',
+  from_param: 'start_time',
+  time_format: 'unix',
+  items: 'tickets',
+  sorted: 'asc',
+  headers: auth,
+  next: { type: 'url', path: 'next_page', stop: 'end_of_stream' },
+};
+
+/** GitHub-like: ISO since, a bare array, Link rel="next", oldest first. */
+const githubSource = {
+  url: 'https://api.github.test/repos/acme/app/issues',
+  from_param: 'since',
+  items: '',
+  sorted: 'asc',
+  params: { state: 'all', sort: 'updated', direction: 'asc', per_page: '3' },
+  headers: auth,
+  next: { type: 'link' },
+};
+
+/** Stripe-like: created[gte]/created[lt] in unix seconds, newest first, starting_after + has_more. */
+const stripeSource = {
+  url: 'https://api.stripe.test/v1/events',
+  from_param: 'created[gte]',
+  to_param: 'created[lt]',
+  time_format: 'unix',
+  items: 'data',
+  updated_at: 'created',
+  updated_at_format: 'unix',
+  params: { limit: '3' },
+  headers: auth,
+  next: { type: 'last_id', param: 'starting_after', more: 'has_more' },
+};
+
 export const TEST_POLLERS = {
+  zendesk: { cron: '*/5 * * * *', lag_allowance: '1s', source: zendeskSource, deliver: webhook },
+  github: { cron: '*/5 * * * *', lag_allowance: '1s', source: githubSource, deliver: webhook },
+  github_small: {
+    cron: '*/5 * * * *',
+    lag_allowance: '1s',
+    max_subrequests: 6,
+    source: githubSource,
+    deliver: webhook,
+  },
+  stripe: {
+    cron: '*/5 * * * *',
+    lag_allowance: '1s',
+    max_window: '1h',
+    source: stripeSource,
+    deliver: webhook,
+  },
+  seed_small: { cron: '* * * * *', max_subrequests: 4, source: seedSource, deliver: webhook },
+  needs_secret: {
+    cron: '* * * * *',
+    source: { ...seedSource, headers: { Authorization: 'Bearer ${MISSING_TOKEN}' } },
+    deliver: webhook,
+  },
   seed: { cron: '* * * * *', source: seedSource, deliver: webhook },
   lagging: { cron: '* * * * *', lag_allowance: '2s', source: seedSource, deliver: webhook },
   bounded: {

@@ -143,16 +143,25 @@ export class FakeReceiver {
   }
 }
 
-/** Routes the Worker's outbound fetch (same isolate as the test) to the fakes. */
-export function installFakes() {
+/** Anything that answers requests for one host. */
+export interface FakeHost {
+  handle(request: Request): Promise<Response>;
+}
+
+/** Routes the Worker's outbound fetch (same isolate as the test) to the fakes, by host. */
+export function installFakes(hosts: Record<string, FakeHost> = {}) {
   const upstream = new FakeUpstream();
   const receiver = new FakeReceiver();
+  const routes: Record<string, FakeHost> = {
+    'upstream.test': upstream,
+    'receiver.test': receiver,
+    ...hosts,
+  };
   vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init);
-    const host = new URL(request.url).host;
-    if (host === 'upstream.test') return upstream.handle(request);
-    if (host === 'receiver.test') return receiver.handle(request);
-    throw new Error(`test fetch: no fake for ${request.url}`);
+    const host = routes[new URL(request.url).host];
+    if (!host) throw new Error(`test fetch: no fake for ${request.url}`);
+    return host.handle(request);
   });
   return { upstream, receiver };
 }

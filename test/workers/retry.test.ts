@@ -141,3 +141,84 @@ describe('R12: failing politely', () => {
     expect(await poller.checkpoint()).toBe(start);
   });
 });
+
+describe('bad responses and errors a retry cannot fix', () => {
+  it('fails on a paging loop (a cursor the upstream already sent) with C unchanged', async () => {
+    const poller = newPoller('seed');
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    const page = (cursor: string) => () =>
+      Response.json({
+        sessions: [{ id: `s-${cursor}`, updated_at: new Date(start + 1_000).toISOString() }],
+        next_cursor: cursor,
+      });
+    upstream.respondOnce(page('abc'));
+    upstream.respondOnce(page('def'));
+    upstream.respondOnce(page('abc'));
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run?.error).toContain('poller "seed": page 3: paging loop');
+    expect(status.last_run?.error).toContain('(abc)');
+    expect(await poller.checkpoint()).toBe(start);
+  });
+
+  it('fails when the items path holds something other than an array', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(() => Response.json({ sessions: { id: 1 } }));
+    await poller.tick();
+    expect((await poller.status()).last_run?.error).toContain(
+      'HTTP 200 but "sessions" is not an array of records; body "{\\"sessions\\":{\\"id\\":1}}"',
+    );
+  });
+
+  it('shows an upstream 401 as a misconfigured poller', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(() => new Response('unauthorized', { status: 401 }));
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.state).toBe('misconfigured');
+    expect(status.last_run?.error).toMatch(
+      /^poller "seed": page 1: GET https:\/\/upstream\.test\/v1\/sessions\?.*: HTTP 401/,
+    );
+  });
+
+  it('shows a missing secret as a misconfigured poller that never runs', async () => {
+    const poller = newPoller('needs_secret');
+    const reply = await poller.trigger();
+    expect(reply).toMatchObject({ outcome: 'misconfigured' });
+    const status = await poller.status();
+    expect(status.state).toBe('misconfigured');
+    expect(status.config_errors[0]).toContain('${MISSING_TOKEN} is not set');
+    expect(upstream.requests).toHaveLength(0);
+  });
+});
+
+describe('R11: clock skew', () => {
+  it('measures the upstream clock from its Date header and warns when it is off by more than lag_allowance', async () => {
+    const poller = newPoller('seed'); // lag_allowance 0s
+    const behind = new Date(Date.now() - 10 * MINUTE).toUTCString();
+    upstream.respondOnce(() =>
+      Response.json({ sessions: [], next_cursor: null }, { headers: { date: behind } }),
+    );
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.upstream_skew_seconds).toBeLessThan(-590);
+    expect(status.upstream_skew_seconds).toBeGreaterThan(-610);
+    expect(status.warnings[0]).toContain("the upstream's clock is");
+    expect(status.warnings[0]).toContain('behind ours, more than lag_allowance (0s)');
+  });
+
+  it('does not warn about a skew within the Date header’s one-second precision', async () => {
+    const poller = newPoller('seed');
+    upstream.respondOnce(() =>
+      Response.json(
+        { sessions: [], next_cursor: null },
+        { headers: { date: new Date().toUTCString() } },
+      ),
+    );
+    await poller.tick();
+    const status = await poller.status();
+    expect(Math.abs(status.upstream_skew_seconds ?? 99)).toBeLessThanOrEqual(1);
+    expect(status.warnings).toEqual([]);
+  });
+});
