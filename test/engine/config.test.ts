@@ -233,3 +233,23 @@ describe('wrangler.toml', () => {
     expect(loaded.pollers.map((p) => p.name)).toContain('demo_sessions');
   });
 });
+
+describe('examples/wrangler.toml', () => {
+  it('configures a Zendesk-, GitHub-, Stripe- and seed-style poller by TOML alone, all valid', () => {
+    const config = unstable_readConfig({ config: 'examples/wrangler.toml' });
+    const secrets = {
+      ZENDESK_TOKEN: 'z',
+      GITHUB_TOKEN: 'g',
+      STRIPE_KEY: 's',
+      SESSIONS_TOKEN: 't',
+      WEBHOOK_SECRET: ENV.WEBHOOK_SECRET,
+    };
+    const loaded = loadPollers(
+      { ...(config.vars as Record<string, unknown>), ...secrets },
+      { crons: config.triggers.crons ?? [] },
+    );
+    for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
+    const styles = loaded.pollers.map((entry) => (entry.ok ? entry.config.source.next.type : ''));
+    expect(styles.sort()).toEqual(['cursor', 'last_id', 'link', 'url']);
+  });
+});

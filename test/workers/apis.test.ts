@@ -39,7 +39,7 @@ for (const style of styles) {
       const start = second(Date.now() - 2 * HOUR);
       await poller.setCheckpoint(start);
       const tie = start + 30 * MINUTE;
-      ['101', '102', '103', '104', '105'].forEach((id) => api.add(id, tie)); // one timestamp, two pages
+      for (const id of ['101', '102', '103', '104', '105']) api.add(id, tie); // one timestamp, two pages
       api.add('106', start); // exactly at the checkpoint: inclusive
       api.add('107', start + HOUR);
       api.add('108', start + 90 * MINUTE);

@@ -16,7 +16,15 @@ beforeEach(() => {
 
 // The runs these ticks start go on by alarm: let them finish against the fakes.
 afterEach(async () => {
-  for (const name of ['bounded', 'tiny_budget', 'handled', 'seed', 'lagging', 'demo_sessions']) {
+  for (const name of [
+    'bounded',
+    'tiny_budget',
+    'handled',
+    'seed',
+    'seed_small',
+    'lagging',
+    'demo_sessions',
+  ]) {
     await newPoller(name, name).settle();
   }
 });
@@ -39,9 +47,10 @@ describe('scheduled(): cron → one Durable Object per poller', () => {
 
   it('does not let a misconfigured poller stop the good ones, and skips disabled ones', async () => {
     const due = await dispatchCron('* * * * *', env);
-    expect(due.sort()).toEqual(['demo_sessions', 'lagging', 'seed']);
+    expect(due.sort()).toEqual(['demo_sessions', 'lagging', 'seed', 'seed_small']);
     expect(due).not.toContain('broken'); // lease_ttl <= max_run
     expect(due).not.toContain('disabled');
+    expect(due).not.toContain('needs_secret'); // ${MISSING_TOKEN}
 
     const broken = await statusOf('broken');
     expect(broken.config_errors.join('\n')).toContain(
