@@ -11,10 +11,14 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(amount) * UNIT_MS[unit]);
 }
 
-/** Formats milliseconds back into the largest exact unit, for messages ("15m", "90s"). */
+/** Formats milliseconds for messages, largest units first ("15m", "10m30s", "1d2h"). */
 export function formatDuration(ms: number): string {
-  for (const unit of ['d', 'h', 'm', 's'] as const) {
-    if (ms >= UNIT_MS[unit] && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  let rest = ms;
+  let text = '';
+  for (const unit of ['d', 'h', 'm', 's', 'ms'] as const) {
+    const count = Math.floor(rest / UNIT_MS[unit]);
+    if (count > 0) text += `${count}${unit}`;
+    rest -= count * UNIT_MS[unit];
   }
-  return `${ms}ms`;
+  return text || '0s';
 }

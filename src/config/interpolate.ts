@@ -41,11 +41,20 @@ export function interpolate(raw: unknown, env: Record<string, unknown>, path = '
   return { value: walk(raw, path), secrets, errors };
 }
 
-/** Replaces every occurrence of a secret in `text` with "***". */
+/**
+ * Replaces every occurrence of a secret in `text` with "***": as written, and as it appears
+ * once encoded into a URL (percent-encoded, or form-encoded in a query string).
+ */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret.length >= 3) out = out.split(secret).join('***');
+    if (secret.length < 3) continue;
+    const forms = new Set([
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2),
+    ]);
+    for (const form of forms) out = out.split(form).join('***');
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from './duration.ts';
 
 /** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
 const duration = z.string().transform((text, ctx) => {
@@ -154,13 +154,30 @@ export const pollerSchema = z
     deliver: deliverSchema,
   })
   .superRefine((poller, ctx) => {
-    if (poller.lease_ttl <= poller.max_run) {
+    // A run checks max_run before each request, so it can outlast it by one request and one
+    // page_delay: the lease must outlive that too, or a live run would be taken over.
+    const longestRun =
+      poller.max_run +
+      Math.max(poller.source.timeout, poller.deliver.timeout) +
+      (poller.source.page_delay ?? 0);
+    if (poller.lease_ttl <= longestRun) {
       ctx.addIssue({
         code: 'custom',
         path: ['lease_ttl'],
         message:
-          'must be greater than max_run: the lease is the crash-recovery ceiling, so a run still ' +
-          'going when it expires would be taken over by a second, concurrent run',
+          `must be greater than max_run plus the longest request timeout and page_delay (${formatDuration(longestRun)}): ` +
+          'the lease is the crash-recovery ceiling, so a run still going when it expires would be ' +
+          'taken over by a second, concurrent run',
+      });
+    }
+    if (poller.source.next.type === 'page' && poller.source.sorted === 'asc') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['source', 'sorted'],
+        message:
+          'cannot be "asc" with next.type = "page": numbered pages over records sorted oldest first ' +
+          'shift when a record is updated mid-paging, and a record can slip past unseen; sort newest ' +
+          'first (duplicates only) or use a cursor',
       });
     }
     if (poller.max_run > 14 * MINUTE) {

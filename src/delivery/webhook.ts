@@ -52,7 +52,7 @@ export class WebhookDeliverer implements Deliverer {
         }),
       );
       const text = response.ok ? '' : await response.text().catch(() => '');
-      const error = `${shown}: HTTP ${response.status}; body ${JSON.stringify(redact(text.slice(0, 200), this.secrets))}`;
+      const error = `${shown}: HTTP ${response.status}; body ${JSON.stringify(redact(text, this.secrets).slice(0, 200))}`;
       return classifyDeliveryStatus(response.status, error);
     } catch (error) {
       const reason =

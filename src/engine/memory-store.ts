@@ -20,6 +20,7 @@ export class MemoryStore implements PollerStore {
     failures: 0,
     skewMs: null,
     rateLimitedUntil: null,
+    stall: null,
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
@@ -38,9 +39,9 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
-  markRunning(epoch: number): boolean {
+  markRunning(epoch: number, expiresAt: number): boolean {
     if (!this.holds(epoch) || this.state.lease.phase !== 'acquired') return false;
-    this.state.lease = { ...this.state.lease, phase: 'running' };
+    this.state.lease = { ...this.state.lease, phase: 'running', expiresAt };
     this.rowsWritten += 1;
     return true;
   }
@@ -85,6 +86,7 @@ export class MemoryStore implements PollerStore {
     this.state.wakeup = next.wakeup;
     this.state.skewMs = next.skewMs ?? this.state.skewMs;
     this.state.rateLimitedUntil = next.rateLimitedUntil;
+    this.state.stall = next.stall;
     this.rowsWritten += 1;
     this.recordRun(run);
     return true;

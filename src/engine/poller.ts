@@ -15,7 +15,8 @@ type LeaseResult =
 
 export type TriggerResult =
   | LeaseResult
-  | { outcome: 'skipped'; reason: 'backing_off'; retryAt: number };
+  | { outcome: 'skipped'; reason: 'backing_off'; retryAt: number }
+  | { outcome: 'skipped'; reason: 'disabled' };
 
 /**
  * The alarm is derived from storage, never remembered: a lease not yet started wants it now,
@@ -26,6 +27,13 @@ export function nextAlarmAt(state: PollerState): number | null {
     return state.lease.phase === 'acquired' ? state.lease.startedAt : state.lease.expiresAt;
   }
   return state.wakeup?.at ?? null;
+}
+
+/** Until when a cron tick is held off: a booked retry, or a spent rate-limit quota. */
+function holdOffUntil(state: PollerState, now: number): number | null {
+  const retry = state.wakeup?.reason === 'retry' ? state.wakeup.at : 0;
+  const until = Math.max(retry, state.rateLimitedUntil ?? 0);
+  return until > now ? until : null;
 }
 
 /** Triggers and alarms of one poller, over injected storage, source, delivery and clock. */
@@ -43,11 +51,15 @@ export class PollerEngine {
   async trigger(kind: TriggerKind): Promise<TriggerResult> {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
-    const wakeup = state.wakeup;
-    if (kind === 'cron' && !state.lease.held && wakeup?.reason === 'retry' && wakeup.at > now) {
-      // R12: a failed run already has its retry booked; a cron tick must not hammer sooner.
-      this.skip(kind, now, `backing off until ${new Date(wakeup.at).toISOString()}`);
-      return { outcome: 'skipped', reason: 'backing_off', retryAt: wakeup.at };
+    if (!this.ctx.config.enabled) {
+      this.skip(kind, now, 'the poller is disabled (enabled = false)');
+      return { outcome: 'skipped', reason: 'disabled' };
+    }
+    const holdOff = kind === 'cron' && !state.lease.held ? holdOffUntil(state, now) : null;
+    if (holdOff !== null) {
+      // R12: a retry is booked or the upstream's quota is spent; a cron tick must not hammer.
+      this.skip(kind, now, `backing off until ${new Date(holdOff).toISOString()}`);
+      return { outcome: 'skipped', reason: 'backing_off', retryAt: holdOff };
     }
     const result = this.acquire(kind, state, now);
     if (result.outcome === 'skipped') {
@@ -65,6 +77,12 @@ export class PollerEngine {
   async onAlarm(): Promise<RunRecord | null> {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
+    if (!this.ctx.config.enabled) {
+      // Disabled: no retry, continuation or recovery runs; a trigger after re-enabling
+      // recovers a lease left behind.
+      await this.alarm.set(null);
+      return null;
+    }
     const { lease, wakeup } = state;
     if (lease.held && !isExpired(lease, now)) {
       if (lease.phase === 'acquired') return this.run(lease);
@@ -107,12 +125,14 @@ export class PollerEngine {
 
   private async run(lease: Lease): Promise<RunRecord | null> {
     // Synchronously, before any await: of two alarm invocations only one may start the run.
-    if (!this.ctx.store.markRunning(lease.epoch)) {
+    // The lease TTL counts from the run's real start, not from the trigger that granted it.
+    const expiresAt = this.ctx.now() + this.ctx.config.lease_ttl;
+    if (!this.ctx.store.markRunning(lease.epoch, expiresAt)) {
       await this.rearm();
       return null;
     }
     // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
-    await this.alarm.set(lease.expiresAt);
+    await this.alarm.set(expiresAt);
     const run = await runPoll(this.ctx, lease.epoch, lease.trigger);
     const state = this.ctx.store.read();
     const warning = skewWarning(state.skewMs, this.ctx.config.lag_allowance);

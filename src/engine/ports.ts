@@ -86,6 +86,14 @@ export interface PollerState {
   skewMs: number | null;
   /** The upstream asked for no request before this. */
   rateLimitedUntil: number | null;
+  /** The last window a run had to stop in without moving C, and how far it got. */
+  stall: Stall | null;
+}
+
+/** A stopped window's depth, to tell a slow but advancing window from one that never ends. */
+export interface Stall {
+  from: number;
+  pages: number;
 }
 
 /** What a finished run leaves for the next one. */
@@ -95,6 +103,7 @@ export interface RunAftermath {
   /** Null keeps the last measurement. */
   skewMs: number | null;
   rateLimitedUntil: number | null;
+  stall: Stall | null;
 }
 
 export interface LedgerEntry {
@@ -113,7 +122,7 @@ export interface PollerStore {
   /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
   acquire(expectedEpoch: number, lease: Lease): boolean;
   /** Compare-and-set from "acquired" to "running": true for exactly one caller per epoch. */
-  markRunning(epoch: number): boolean;
+  markRunning(epoch: number, expiresAt: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */
   delivered(from: number): Set<string>;
   /** Moves C and keeps only the ledger the next window can need. */
@@ -146,6 +155,8 @@ export interface RunContext {
   sleep?: (ms: number) => Promise<void>;
   /** Smallest step of the source's time format, in ms (1000 for unix seconds). */
   precision?: number;
+  /** Hides secret values in text that will be stored or shown. */
+  redact?: (text: string) => string;
   /** Called with one structured line per run. */
   log?: (line: Record<string, unknown>) => void;
 }

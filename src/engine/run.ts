@@ -7,6 +7,7 @@ import {
   type RunContext,
   type RunOutcome,
   type RunRecord,
+  type Stall,
   type TriggerKind,
   type Update,
   type Wakeup,
@@ -27,6 +28,8 @@ type WindowResult =
       resumeAt?: number;
       /** With `sorted = "asc"`: every update stamped below this was handled. */
       handledBelow?: number;
+      /** How far into the window this attempt got. */
+      pages: number;
     }
   | {
       kind: 'failed';
@@ -70,7 +73,7 @@ export async function runPoll(
     windows: tally.windows,
     pages: tally.pages,
     records: tally.records,
-    error: error === null ? null : `poller "${ctx.poller}": ${error}`,
+    error: error === null ? null : redact(ctx, `poller "${ctx.poller}": ${error}`),
     checkpoint: store.read().checkpoint,
   });
   const fenced = () => {
@@ -78,18 +81,28 @@ export async function runPoll(
     store.recordRun(run);
     return run;
   };
-  const finish = (run: RunRecord, failures: number, wakeup: Wakeup | null): RunRecord => {
+  const finish = (
+    run: RunRecord,
+    failures: number,
+    wakeup: Wakeup | null,
+    stall: Stall | null = null,
+  ): RunRecord => {
     const next = {
       failures,
       wakeup,
       skewMs: tally.skewMs,
       rateLimitedUntil: tally.rateLimitedUntil,
+      stall,
     };
     if (store.finishRun(epoch, run, next)) return run;
     return fenced();
   };
 
   if (!holdsLease(ctx, epoch)) return fenced();
+  // "Default: the first run's T" is stored at once: a first run that fails must not let the
+  // next one start later and skip what happened in between.
+  const initial = store.read().checkpoint;
+  if (initial === null && !commit(ctx, epoch, config.start_from ?? startedAt, [])) return fenced();
 
   for (;;) {
     const state = store.read();
@@ -108,9 +121,15 @@ export async function runPoll(
 
     if (result.kind === 'failed') {
       if (!store.remember(epoch, result.delivered.map(toLedgerEntry))) return fenced();
-      // Backoff grows only while runs make no progress: a run that delivered or committed
-      // something retries at the base delay, so a flaky receiver cannot starve a backlog.
-      const failures = progressed(tally) ? 1 : state.failures + 1;
+      // A run that moved C retries at the base delay, so a flaky receiver cannot starve a
+      // backlog; one that only delivered some records backs off, but not beyond a few seconds
+      // (PARTIAL_PROGRESS_CAP), and one that achieved nothing backs off all the way.
+      const failures =
+        tally.windows > 0
+          ? 1
+          : tally.records > 0
+            ? Math.min(state.failures + 1, PARTIAL_PROGRESS_CAP)
+            : state.failures + 1;
       const at = retryAt(ctx.now(), failures, result.failure, ctx.random, result.retryAfter);
       return finish(record('failed', result.error), failures, {
         at,
@@ -135,17 +154,23 @@ export async function runPoll(
         const note = `the upstream's rate limit is spent until ${new Date(at).toISOString()}; continuing then`;
         return finish(record('continued', note), state.failures, { at, reason: 'continuation' });
       }
-      if (!progressed(tally) && partial <= checkpoint) {
-        const error = windowTooBig(ctx, window, result.stop, tally.pages);
-        const at = retryAt(ctx.now(), state.failures + 1, 'misconfigured', ctx.random);
-        return finish(record('failed', error), state.failures + 1, {
-          at,
-          reason: 'retry',
-          failure: 'misconfigured',
-        });
-      }
       const note = `stopped on the ${describeStop(result.stop)}; continuing`;
-      return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
+      const continuation: Wakeup = { at: ctx.now(), reason: 'continuation' };
+      if (partial > checkpoint || tally.windows > 0)
+        return finish(record('continued', note), 0, continuation);
+      // C did not move. Going on is worth it only while each attempt at this window gets
+      // further into it than the last; otherwise it would start over forever.
+      const stall = { from: window.from, pages: result.pages };
+      const deeper = state.stall?.from !== window.from || result.pages > state.stall.pages;
+      if (tally.records > 0 && deeper)
+        return finish(record('continued', note), state.failures, continuation, stall);
+      const error = windowTooBig(ctx, window, result.stop, result.pages);
+      const at = retryAt(ctx.now(), state.failures + 1, 'misconfigured', ctx.random);
+      return finish(record('failed', error), state.failures + 1, {
+        at,
+        reason: 'retry',
+        failure: 'misconfigured',
+      });
     }
 
     const committed = nextCheckpoint(checkpoint, window, config.lag_allowance);
@@ -203,6 +228,7 @@ async function pollWindow(
     kind: 'incomplete',
     delivered,
     stop,
+    pages: page,
     ...(resumeAt === undefined ? {} : { resumeAt }),
     ...(ordered && retryable.length === 0 && handledBelow !== undefined ? { handledBelow } : {}),
   });
@@ -210,6 +236,10 @@ async function pollWindow(
   for (;;) {
     if (tally.pages > 0 && config.source.page_delay !== undefined)
       await ctx.sleep?.(config.source.page_delay);
+    // R12: once the upstream said its quota is spent, not one request before the reset.
+    if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
+      return incomplete('rate_limit', tally.rateLimitedUntil);
+    }
     const stop = budget.take(ctx.now());
     if (stop) return incomplete(stop);
     const result = await ctx.source.fetchPage(window, cursor);
@@ -217,6 +247,7 @@ async function pollWindow(
     page += 1;
     tally.pages += 1;
     if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
+    if (result.ok && result.pauseUntil !== undefined) tally.rateLimitedUntil = result.pauseUntil;
     if (!result.ok) {
       if (result.kind === 'rate_limited' && result.retryAfter !== undefined)
         tally.rateLimitedUntil = result.retryAfter;
@@ -281,10 +312,6 @@ async function pollWindow(
     }
     cursors.add(result.next);
     cursor = result.next;
-    if (result.pauseUntil !== undefined && result.pauseUntil > ctx.now()) {
-      tally.rateLimitedUntil = result.pauseUntil;
-      return incomplete('rate_limit', result.pauseUntil);
-    }
   }
 
   if (retryable.length > 0) {
@@ -299,8 +326,11 @@ async function pollWindow(
   return { kind: 'complete', delivered };
 }
 
-function progressed(tally: Tally): boolean {
-  return tally.records > 0 || tally.windows > 0;
+/** The most a run that delivered something but moved no checkpoint backs off (5 s · 2²). */
+const PARTIAL_PROGRESS_CAP = 3;
+
+function redact(ctx: RunContext, text: string): string {
+  return ctx.redact ? ctx.redact(text) : text;
 }
 
 function holdsLease(ctx: RunContext, epoch: number): boolean {

@@ -7,6 +7,8 @@ export interface Window {
   bounded: boolean;
   /** `T`: the Worker's clock read before the window's first request. */
   startedAt: number;
+  /** max_window ended the window before T: more backlog lies beyond it. */
+  cut: boolean;
 }
 
 export interface WindowPlan {
@@ -24,13 +26,13 @@ export interface WindowPlan {
 export function planWindow(plan: WindowPlan): Window {
   const from = plan.checkpoint - plan.overlap;
   const step = plan.precision ?? 1;
-  const end =
-    plan.bounded && plan.maxWindow !== undefined
-      ? Math.min(from + plan.maxWindow, plan.now)
-      : plan.now;
   // Floored, never rounded up: C may reach `to`, so `to` must be what the upstream was sent.
-  const to = plan.bounded ? Math.floor(end / step) * step : end;
-  return { from, to: Math.max(from, to), bounded: plan.bounded, startedAt: plan.now };
+  const floor = (at: number) => Math.floor(at / step) * step;
+  const cut =
+    plan.bounded && plan.maxWindow !== undefined && from + plan.maxWindow < floor(plan.now);
+  const end = cut ? from + (plan.maxWindow ?? 0) : plan.now;
+  const to = plan.bounded ? floor(end) : end;
+  return { from, to: Math.max(from, to), bounded: plan.bounded, startedAt: plan.now, cut };
 }
 
 /**
@@ -42,7 +44,10 @@ export function nextCheckpoint(checkpoint: number, window: Window, lagAllowance:
   return Math.max(checkpoint, Math.min(window.to, window.startedAt - lagAllowance));
 }
 
-/** A bounded window that ended before T leaves a backlog, worth another window at once (R3). */
+/**
+ * A window that max_window cut short leaves a backlog, worth another window at once (R3).
+ * Only a cut counts: a caught-up window whose end was floored to the second is not a backlog.
+ */
 export function hasBacklog(window: Window, before: number, after: number): boolean {
-  return window.bounded && window.to < window.startedAt && after > before;
+  return window.cut && after > before;
 }

@@ -62,14 +62,17 @@ export class Poller extends DurableObject<Env> {
       await engine.engine.onAlarm();
     } catch (error) {
       // The lease alarm stays set, so a run that threw is recovered at its expiry.
-      console.log(JSON.stringify({ event: 'run_crashed', poller: name, error: String(error) }));
+      const message = engine.redact(String(error));
+      console.log(JSON.stringify({ event: 'run_crashed', poller: name, error: message }));
       await engine.engine.rearm();
     }
   }
 
   private engine(
     name: string,
-  ): { ok: true; engine: PollerEngine } | { ok: false; errors: string[] } {
+  ):
+    | { ok: true; engine: PollerEngine; redact: (text: string) => string }
+    | { ok: false; errors: string[] } {
     const wiring = wirePoller(name, this.env, this.store);
     if (!wiring.ok) return wiring;
     const storage = this.ctx.storage;
@@ -79,7 +82,8 @@ export class Poller extends DurableObject<Env> {
         else await storage.setAlarm(at);
       },
     };
-    return { ok: true, engine: new PollerEngine(wiring.context, alarm) };
+    const redact = wiring.context.redact ?? ((text: string) => text);
+    return { ok: true, engine: new PollerEngine(wiring.context, alarm), redact };
   }
 
   /** The alarm does not say whose it is, so the first call stores the poller's name. */

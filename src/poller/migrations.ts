@@ -48,9 +48,12 @@ export const MIGRATIONS: readonly string[] = [
      checkpoint INTEGER
    );
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
-  // 2: what the upstream told us: its clock skew (R11) and its rate-limit reset (R12).
+  // 2: what the upstream told us: its clock skew (R11) and its rate-limit reset (R12); and
+  // how far a window that could not finish got, so a window too big for any run is caught.
   `ALTER TABLE poller_state ADD COLUMN upstream_skew_ms INTEGER;
-   ALTER TABLE poller_state ADD COLUMN rate_limited_until INTEGER;`,
+   ALTER TABLE poller_state ADD COLUMN rate_limited_until INTEGER;
+   ALTER TABLE poller_state ADD COLUMN stall_from INTEGER;
+   ALTER TABLE poller_state ADD COLUMN stall_pages INTEGER;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

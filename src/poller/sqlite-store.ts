@@ -28,6 +28,8 @@ type StateRow = {
   failures: number;
   upstream_skew_ms: number | null;
   rate_limited_until: number | null;
+  stall_from: number | null;
+  stall_pages: number | null;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -96,6 +98,10 @@ export class SqliteStore implements PollerStore {
       failures: row.failures,
       skewMs: row.upstream_skew_ms,
       rateLimitedUntil: row.rate_limited_until,
+      stall:
+        row.stall_from === null || row.stall_pages === null
+          ? null
+          : { from: row.stall_from, pages: row.stall_pages },
     };
   }
 
@@ -114,10 +120,11 @@ export class SqliteStore implements PollerStore {
     );
   }
 
-  markRunning(epoch: number): boolean {
+  markRunning(epoch: number, expiresAt: number): boolean {
     // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
-    const sql = `UPDATE poller_state SET lease_phase = 'running' ${FENCE} AND lease_phase = 'acquired'`;
-    return this.sql.exec(sql, epoch).rowsWritten > 0;
+    const sql = `UPDATE poller_state SET lease_phase = 'running', lease_expires_at = ?
+      ${FENCE} AND lease_phase = 'acquired'`;
+    return this.sql.exec(sql, expiresAt, epoch).rowsWritten > 0;
   }
 
   delivered(from: number): Set<string> {
@@ -161,6 +168,7 @@ export class SqliteStore implements PollerStore {
       const released = this.sql.exec(
         `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
+           stall_from = ?, stall_pages = ?,
            runs = runs + 1,
            successes = successes + ?, failed_runs = failed_runs + ?, continued_runs = continued_runs + ?,
            records_delivered = records_delivered + ?
@@ -171,6 +179,8 @@ export class SqliteStore implements PollerStore {
         next.wakeup?.failure ?? null,
         next.skewMs === null ? null : Math.round(next.skewMs),
         next.rateLimitedUntil,
+        next.stall?.from ?? null,
+        next.stall?.pages ?? null,
         run.outcome === 'success' ? 1 : 0,
         run.outcome === 'failed' ? 1 : 0,
         run.outcome === 'continued' ? 1 : 0,

@@ -1,3 +1,4 @@
+import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { createDeliverer } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
@@ -51,6 +52,7 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
       random: Math.random,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       precision: precisionOf(config.source.time_format),
+      redact: (text) => redact(text, secrets),
       log: (line) => console.log(JSON.stringify(line)),
     },
   };

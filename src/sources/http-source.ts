@@ -45,7 +45,8 @@ export class HttpSource implements Source {
     const skew = measureSkew(response.headers.get('date'), sentAt, receivedAt);
     const measured = skew === undefined ? {} : { skewMs: skew };
     const limit = readRateLimit(response.headers, receivedAt);
-    const snippet = JSON.stringify(this.redact(text.slice(0, SNIPPET)));
+    // Redacted before it is cut, so a secret across the cut cannot leave half of itself.
+    const snippet = JSON.stringify(this.redact(text).slice(0, SNIPPET));
     const failure = (kind: UpstreamFailureKind, what: string): PageResult => ({
       ok: false,
       kind,

@@ -38,24 +38,27 @@ export function nextPage(
   if (next.type === 'none') return done;
   if (next.stop !== undefined && readPath(page.body, next.stop) === true) return done;
   if (next.more !== undefined && readPath(page.body, next.more) === false) return done;
+  // An empty page ends the window (never page forever on an empty stream) unless the body
+  // says in so many words that more is coming: some APIs send empty pages mid-stream.
+  const saysMore =
+    (next.more !== undefined && readPath(page.body, next.more) === true) ||
+    (next.stop !== undefined && readPath(page.body, next.stop) === false);
+  const empty = page.items.length === 0 && !saysMore;
   switch (next.type) {
     case 'cursor': {
-      // An empty page ends the window even if a cursor came with it: never page forever.
       const value = readPath(page.body, next.path ?? '');
-      if (page.items.length === 0) return done;
+      if (empty) return done;
       if (typeof value === 'number') return { ok: true, next: String(value) };
       return { ok: true, next: typeof value === 'string' && value !== '' ? value : null };
     }
     case 'url': {
       const value = readPath(page.body, next.path ?? '');
-      if (page.items.length === 0 || typeof value !== 'string' || value === '') return done;
+      if (empty || typeof value !== 'string' || value === '') return done;
       return sameOrigin(config, new URL(value, page.url));
     }
     case 'link': {
       const target = nextLink(page.headers.get('link'));
-      return target === null || page.items.length === 0
-        ? done
-        : sameOrigin(config, new URL(target, page.url));
+      return target === null || empty ? done : sameOrigin(config, new URL(target, page.url));
     }
     case 'page':
       return page.items.length === 0

@@ -22,14 +22,15 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
 
   'marks a run as running exactly once per epoch'(store) {
     store.acquire(0, lease(1));
-    expect(store.markRunning(1)).toBe(true);
-    expect(store.markRunning(1)).toBe(false);
-    expect(store.markRunning(2)).toBe(false);
+    expect(store.markRunning(1, 950_000)).toBe(true);
+    expect(store.read().lease).toMatchObject({ phase: 'running', expiresAt: 950_000 });
+    expect(store.markRunning(1, 950_000)).toBe(false);
+    expect(store.markRunning(2, 950_000)).toBe(false);
   },
 
   'fences every commit to the holder of the lease (R6)'(store) {
     store.acquire(0, lease(1));
-    store.markRunning(1);
+    store.markRunning(1, 950_000);
     store.acquire(1, lease(2)); // taken over
     expect(store.commitWindow(1, 5_000, [{ id: 'a', version: 'v', versionMs: 5_000 }], 0)).toBe(
       false,
@@ -43,7 +44,7 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
 
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {
     store.acquire(0, lease(1));
-    store.markRunning(1);
+    store.markRunning(1, 950_000);
     store.remember(1, [
       { id: 'old', version: '1', versionMs: 1_000 },
       { id: 'kept', version: '2', versionMs: 9_000 },
@@ -60,7 +61,7 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
 
   'releases the lease and books the next wakeup when a run finishes'(store) {
     store.acquire(0, lease(1));
-    store.markRunning(1);
+    store.markRunning(1, 950_000);
     const wakeup = { at: 99_000, reason: 'retry' as const, failure: 'transient' as const };
     expect(
       store.finishRun(
@@ -83,17 +84,24 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
 
   'keeps the last skew measurement when a run measured none'(store) {
     store.acquire(0, lease(1));
-    store.markRunning(1);
+    store.markRunning(1, 950_000);
     store.finishRun(1, run(1), aftermath({ skewMs: -2_000 }));
     store.acquire(1, lease(2));
-    store.markRunning(2);
+    store.markRunning(2, 950_000);
     store.finishRun(2, run(2), aftermath({ skewMs: null }));
     expect(store.read().skewMs).toBe(-2_000);
   },
 };
 
 function aftermath(overrides: Partial<RunAftermath>): RunAftermath {
-  return { failures: 0, wakeup: null, skewMs: null, rateLimitedUntil: null, ...overrides };
+  return {
+    failures: 0,
+    wakeup: null,
+    skewMs: null,
+    rateLimitedUntil: null,
+    stall: null,
+    ...overrides,
+  };
 }
 
 function lease(epoch: number): Lease {

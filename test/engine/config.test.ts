@@ -124,7 +124,7 @@ describe('POLLERS: errors name the poller and the key', () => {
     [
       'lease_ttl <= max_run',
       poller({ lease_ttl: '10m', max_run: '10m' }),
-      'poller "sessions": lease_ttl: must be greater than max_run: the lease is the crash-recovery ceiling',
+      'poller "sessions": lease_ttl: must be greater than max_run plus the longest request timeout and page_delay (10m30s): the lease is the crash-recovery ceiling',
     ],
     [
       'a cron not in [triggers].crons',
@@ -132,6 +132,23 @@ describe('POLLERS: errors name the poller and the key', () => {
       'poller "sessions": cron: "* * * * *" is not listed in [triggers].crons',
     ],
     ['a missing cron', poller({ cron: undefined }), 'poller "sessions": cron: is required'],
+    [
+      'a lease_ttl that a run can outlive by one request timeout',
+      poller({ lease_ttl: '610s', max_run: '10m' }),
+      'poller "sessions": lease_ttl: must be greater than max_run plus the longest request timeout',
+    ],
+    [
+      'numbered pages over records sorted oldest first',
+      poller({
+        source: {
+          url: 'https://a.example/x',
+          from_param: 'since',
+          sorted: 'asc',
+          next: { type: 'page', param: 'page' },
+        },
+      }),
+      'poller "sessions": source.sorted: cannot be "asc" with next.type = "page"',
+    ],
     [
       'max_window without to_param',
       poller({ max_window: '1h' }),

@@ -34,7 +34,7 @@ function source(
   return { http, requests };
 }
 
-const window = { from: FROM, to: TO, bounded: true, startedAt: TO };
+const window = { from: FROM, to: TO, bounded: true, startedAt: TO, cut: false };
 
 describe('time formats', () => {
   it('formats window bounds, flooring to the unit and never rounding up', () => {
@@ -138,5 +138,44 @@ describe('HttpSource requests', () => {
       'no id at "id"',
       'id b: updated_at at "updated_at" is "soon", not an ISO 8601 time or epoch number',
     ]);
+  });
+});
+
+describe('HttpSource review cases', () => {
+  it('follows the cursor past an empty page when the body says more is coming', async () => {
+    const { http } = source(
+      { items: 'items', next: { type: 'cursor', param: 'c', path: 'next', more: 'has_more' } },
+      () => Response.json({ items: [], next: 'k2', has_more: true }),
+    );
+    expect(await http.fetchPage(window, null)).toMatchObject({ ok: true, next: 'k2' });
+  });
+
+  it('redacts a secret however the URL encoded it, and before cutting the body snippet', async () => {
+    const entry = loadPoller(
+      'p',
+      {
+        cron: '* * * * *',
+        source: {
+          url: 'https://api.example.com/x',
+          from_param: 'since',
+          params: { api_key: '${KEY}' },
+        },
+        deliver: { type: 'handler', name: 'x' },
+      },
+      { KEY: 'ab+cd/ef= gh' },
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('\n'));
+    const echo = `${'x'.repeat(190)}ab+cd/ef= gh`;
+    const http = new HttpSource(
+      entry.config.source,
+      async () => new Response(echo, { status: 500 }),
+      entry.secrets,
+      () => FROM,
+    );
+    const page = await http.fetchPage(window, null);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('api_key=***');
+    expect(error).not.toMatch(/ab(\+|%2B)cd/);
+    expect(error).not.toContain('ab+c'); // not even the half before the snippet's cut
   });
 });

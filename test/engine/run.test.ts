@@ -364,10 +364,120 @@ describe('backoff and progress (R12)', () => {
     };
     push(poison);
     push('a');
-    expect(await run()).toBe(1); // a delivered: progress
-    expect(await run()).toBe(2); // nothing new: no progress
+    expect(await run()).toBe(1); // a delivered, C held by the poison update
+    expect(await run()).toBe(2); // nothing new
     expect(await run()).toBe(3);
+    expect(await run()).toBe(4); // backing off further: nothing is happening
     push('b');
-    expect(await run()).toBe(1); // b delivered: back to the base delay
+    expect(await run()).toBe(3); // b delivered: back down to the cap for partial progress
+    expect(await run()).toBe(4);
+  });
+});
+
+describe('review fixes', () => {
+  it('a caught-up bounded window on whole seconds ends the run: no endless continuation', async () => {
+    const options = {
+      seed: 9,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: true,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, { precision: 1000, config: config(true, 1_000) });
+    world.now += 10 * MINUTE + 750;
+    await engine.trigger('cron');
+    const first = await engine.onAlarm(); // catches up 10 minutes of nothing
+    world.now += MINUTE + 333;
+    await engine.trigger('cron');
+    const steady = await engine.onAlarm();
+    expect(first?.outcome).toBe('success');
+    expect(steady?.outcome).toBe('success');
+    expect(steady?.windows).toBe(1);
+    expect(store.read().wakeup).toBeNull();
+  });
+
+  it('fails a newest-first window that is too big for a run, even while new records keep arriving', async () => {
+    const options = {
+      seed: 4,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    for (let i = 0; i < 120; i += 1) {
+      world.updates.push({
+        id: `old${i}`,
+        version: `v${i}`,
+        versionMs: WORLD_START + i,
+        record: {},
+        visibleAt: 0,
+      });
+    }
+    const newestFirst: Source = {
+      fetchPage: async (window, cursor) => {
+        // One new record arrives at the front of the listing before every request.
+        world.now += 10;
+        world.updates.push({
+          id: `new${world.now}`,
+          version: 'n',
+          versionMs: world.now - 5,
+          record: {},
+          visibleAt: 0,
+        });
+        const all = world.updates
+          .filter((u) => u.versionMs >= window.from)
+          .sort((a, b) => b.versionMs - a.versionMs);
+        const offset = Number(cursor ?? 0);
+        return {
+          ok: true,
+          updates: all.slice(offset, offset + 4),
+          malformed: [],
+          next: offset + 4 < all.length ? String(offset + 4) : null,
+        };
+      },
+    };
+    const { engine } = engineIn(world, store, {
+      source: newestFirst,
+      config: config(false, 0, 20),
+    });
+    world.now += MINUTE;
+    await engine.trigger('cron');
+    const outcomes: string[] = [];
+    for (let step = 0; step < 30 && store.read().wakeup?.reason !== 'retry'; step += 1) {
+      const run = await engine.onAlarm();
+      outcomes.push(run?.outcome ?? 'none');
+    }
+    expect(outcomes.at(-1)).toBe('failed');
+    expect(store.runs.at(-1)?.error).toContain('is too big for one run');
+    expect(store.read().wakeup?.failure).toBe('misconfigured');
+    expect(outcomes.filter((o) => o === 'continued').length).toBeLessThan(10);
+  });
+
+  it('stores the first run’s start as C even when that run fails', async () => {
+    const options = {
+      seed: 2,
+      lagMs: 0,
+      pageFailRate: 1,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    };
+    const world = new World(options);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      config: { ...config(false, 0), start_from: undefined },
+    });
+    world.now += MINUTE;
+    const firstStart = world.now;
+    await engine.trigger('cron');
+    const run = await engine.onAlarm();
+    expect(run?.outcome).toBe('failed');
+    expect(store.read().checkpoint).toBe(firstStart);
   });
 });

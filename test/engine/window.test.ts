@@ -92,3 +92,31 @@ describe('R1: nextCheckpoint', () => {
     expect(hasBacklog(open, 0, 100)).toBe(false);
   });
 });
+
+describe('hasBacklog with whole-second bounds', () => {
+  it('sees no backlog in a caught-up window whose end was floored to the second', () => {
+    fc.assert(
+      fc.property(
+        time,
+        fc.integer({ min: 0, max: 5_000 }),
+        fc.integer({ min: 0, max: 2_000 }),
+        (now, behind, lag) => {
+          const checkpoint = now - behind;
+          const window = planWindow({
+            checkpoint,
+            overlap: 0,
+            maxWindow: 3_600_000,
+            bounded: true,
+            now,
+            precision: 1000,
+          });
+          expect(window.to % 1000 === 0 || window.to === window.from).toBe(true);
+          expect(window.to).toBeLessThanOrEqual(now);
+          expect(hasBacklog(window, checkpoint, nextCheckpoint(checkpoint, window, lag))).toBe(
+            false,
+          );
+        },
+      ),
+    );
+  });
+});

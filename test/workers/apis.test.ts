@@ -168,6 +168,9 @@ describe('github-style rate limits', () => {
     expect(status.next_alarm_at).toBe(new Date(reset * 1000).toISOString());
     expect(github.requests).toHaveLength(1); // not one request more before the reset
     expect(receiver.deliveries).toHaveLength(3); // the page it had was delivered
+    // A cron tick before the reset is held off too.
+    expect(await poller.trigger()).toMatchObject({ outcome: 'skipped', reason: 'backing_off' });
+    expect(github.requests).toHaveLength(1);
 
     github.headers = {};
     await poller.retryNow();

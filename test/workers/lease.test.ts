@@ -77,9 +77,11 @@ describe('R5: the alarm is the crash-recovery lease', () => {
     await held.arrived();
     const status = await poller.status();
     expect(status.next_alarm_at).toBe(status.lease.expires_at);
-    expect(
-      Date.parse(status.lease.expires_at ?? '') - Date.parse(status.lease.started_at ?? ''),
-    ).toBe(15 * MINUTE);
+    // lease_ttl (15m) counted from the moment the run really started.
+    const ttl =
+      Date.parse(status.lease.expires_at ?? '') - Date.parse(status.lease.started_at ?? '');
+    expect(ttl).toBeGreaterThanOrEqual(15 * MINUTE);
+    expect(ttl).toBeLessThan(15 * MINUTE + 1_000);
     held.release();
     await run;
     await poller.settle();
@@ -165,5 +167,19 @@ describe('R6: fencing', () => {
     expect(runs[0]).toMatchObject({ epoch: 1, outcome: 'fenced', records: 0 });
     expect(runs.map((r) => r.outcome)).toEqual(['fenced', 'success', 'recovered']);
     expect((await poller.status()).lease).toMatchObject({ held: false, epoch: 2 });
+  });
+});
+
+describe('enabled = false', () => {
+  it('skips every trigger and runs no alarm', async () => {
+    const poller = newPoller('disabled');
+    expect(await poller.trigger('manual')).toMatchObject({
+      outcome: 'skipped',
+      reason: 'disabled',
+    });
+    expect(await poller.trigger('cron')).toMatchObject({ outcome: 'skipped', reason: 'disabled' });
+    await poller.settle();
+    expect(upstream.requests).toHaveLength(0);
+    expect((await poller.status()).counters).toMatchObject({ runs: 0, skipped: 2 });
   });
 });

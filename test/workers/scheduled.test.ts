@@ -54,7 +54,7 @@ describe('scheduled(): cron → one Durable Object per poller', () => {
 
     const broken = await statusOf('broken');
     expect(broken.config_errors.join('\n')).toContain(
-      'poller "broken": lease_ttl: must be greater than max_run',
+      'poller "broken": lease_ttl: must be greater than max_run plus',
     );
     expect(broken.lease.epoch).toBe(0);
     expect((await statusOf('lagging')).lease.epoch).toBe(1);

@@ -77,10 +77,10 @@ describe('status routes', () => {
     );
     await poller.tick();
     const status = await poller.status();
+    expect(status.checkpoint).not.toBeNull(); // the first run's T, kept although it failed
     expect(status).toMatchObject({
       name: 'seed',
-      checkpoint: null,
-      lag_seconds: null,
+      state: 'failing',
       lease: { held: false, epoch: 1 },
       last_run: { outcome: 'failed', pages: 1, records: 0 },
       counters: { runs: 1, failures: 1, successes: 0 },
