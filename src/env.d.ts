@@ -6,6 +6,8 @@ interface Env {
   SELF: Fetcher;
   /** The demo handler's database. */
   DB: D1Database;
+  /** Where `deliver.type = "queue"` pollers send, and what this Worker's queue() consumes. */
+  DELIVERY_QUEUE: Queue<import('./delivery/queue.ts').QueueMessageBody>;
   /** The pollers: a table from wrangler.toml, or the same as a JSON string. */
   POLLERS?: unknown;
   /** Secret: grants admin and read routes. */

@@ -1,3 +1,4 @@
+import { consumeDeliveries } from './delivery/queue-consumer.ts';
 import { app } from './http/app.ts';
 import { dispatchCron } from './schedule.ts';
 
@@ -8,5 +9,8 @@ export default {
   fetch: app.fetch,
   async scheduled(controller, env, _ctx) {
     await dispatchCron(controller.cron, env);
+  },
+  async queue(batch, env) {
+    await consumeDeliveries(batch, env);
   },
 } satisfies ExportedHandler<Env>;

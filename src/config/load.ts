@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import { interpolate } from './interpolate.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
-import { notYetSupported } from './support.ts';
 
 /** A poller name becomes a Durable Object name, a URL segment and part of idempotency keys. */
 const POLLER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -90,7 +89,6 @@ export function loadPoller(
         ),
       );
     }
-    errors.push(...notYetSupported(config).map(prefix));
     if (errors.length === 0) return { name, ok: true, config, secrets: interpolated.secrets };
   }
   return { name, ok: false, errors, ...hint };

@@ -107,9 +107,11 @@ const deliverSchema = z
     batch: z.int().min(1).max(100).default(1),
     /** webhook: per request timeout (default 30s). */
     timeout: duration.default(30_000),
+    /** Requests in flight at once (default 6: the Workers limit on simultaneous outbound connections). */
+    concurrency: z.int().min(1).max(50).default(6),
     /** queue: the [[queues.producers]] binding name. */
     binding: z.string().min(1).optional(),
-    /** handler: the name a function is registered under in src/handlers. */
+    /** handler: the name a function is registered under in src/handlers; queue: the handler the consumer runs (default: the poller's name). */
     name: z.string().min(1).optional(),
   })
   .superRefine((deliver, ctx) => {

@@ -1,8 +1,10 @@
 import type { DeliverConfig } from '../config/schema.ts';
 import type { Deliverer } from '../engine/ports.ts';
 import { handlers } from '../handlers/index.ts';
+import type { Handler } from '../handlers/types.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
 import { HandlerDeliverer } from './handler.ts';
+import { QueueDeliverer, type QueueProducer } from './queue.ts';
 import { isValidSigningSecret } from './standard-webhooks.ts';
 import { WebhookDeliverer } from './webhook.ts';
 
@@ -27,19 +29,50 @@ export function createDeliverer(
     const webhook = { ...config, url: config.url, secret: config.secret };
     return { ok: true, deliverer: new WebhookDeliverer(poller, webhook, fetcher, secrets, now) };
   }
-  if (config.type === 'handler' && config.name !== undefined) {
-    const handler = handlers[config.name];
-    if (!handler) {
-      const known = Object.keys(handlers).join(', ') || 'none';
+  if (config.type === 'queue' && config.binding !== undefined) {
+    const queue = (env as unknown as Record<string, unknown>)[config.binding];
+    if (!isQueue(queue)) {
       return {
         ok: false,
-        error: `deliver.name: no handler "${config.name}" is registered in src/handlers (registered: ${known})`,
+        error: `deliver.binding: no queue producer "${config.binding}" in wrangler.toml ([[queues.producers]])`,
       };
     }
+    const consumer = findHandler(
+      config.name ?? poller,
+      'deliver.name (the handler the queue consumer runs)',
+    );
+    if (!consumer.ok) return consumer;
+    return { ok: true, deliverer: new QueueDeliverer(poller, config.binding, queue) };
+  }
+  if (config.type === 'handler' && config.name !== undefined) {
+    const found = findHandler(config.name, 'deliver.name');
+    if (!found.ok) return found;
     return {
       ok: true,
-      deliverer: new HandlerDeliverer(poller, config.name, handler, env, secrets),
+      deliverer: new HandlerDeliverer(poller, config.name, found.handler, env, secrets),
     };
   }
-  return { ok: false, error: `deliver.type: "${config.type}" is not available in this release` };
+  return { ok: false, error: `deliver.type: "${config.type}" is missing its settings` };
+}
+
+/** A handler from the registry, or an error naming the ones there are. */
+export function findHandler(
+  name: string,
+  key: string,
+): { ok: true; handler: Handler } | { ok: false; error: string } {
+  const handler = handlers[name];
+  if (handler) return { ok: true, handler };
+  const known = Object.keys(handlers).join(', ') || 'none';
+  return {
+    ok: false,
+    error: `${key}: no handler "${name}" is registered in src/handlers (registered: ${known})`,
+  };
+}
+
+function isQueue(value: unknown): value is QueueProducer {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as QueueProducer).sendBatch === 'function'
+  );
 }

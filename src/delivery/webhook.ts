@@ -1,19 +1,25 @@
 import { redact } from '../config/interpolate.ts';
 import type { DeliverConfig } from '../config/schema.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
-import type { Deliverer, DeliveryContext, Update } from '../engine/ports.ts';
+import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
 import { signWebhook } from './standard-webhooks.ts';
 
-/** The JSON body of one webhook delivery. */
+/** The JSON body of one webhook delivery, or one element of a batch. */
 export interface WebhookBody {
   poller: string;
   id: string;
   version: string;
+  idempotency_key: string;
   record: unknown;
 }
 
-/** Webhook delivery: one signed POST per update; 2xx is success (classification in SEMANTICS.md). */
+/**
+ * Webhook delivery, signed per Standard Webhooks. `batch = 1`: one POST per record, its body
+ * the record's envelope and `webhook-id` its idempotency key. `batch > 1`: a JSON array of
+ * envelopes (each with its own key), `webhook-id` and `tidemark-batch-id` naming the batch.
+ * 2xx is success; the rest is classified per SEMANTICS.md.
+ */
 export class WebhookDeliverer implements Deliverer {
   constructor(
     private readonly poller: string,
@@ -23,13 +29,19 @@ export class WebhookDeliverer implements Deliverer {
     private readonly now: () => number,
   ) {}
 
-  async deliver(update: Update, context: DeliveryContext): Promise<DeliveryResult> {
-    const body = JSON.stringify({
-      poller: this.poller,
-      id: update.id,
-      version: update.version,
-      record: update.record,
-    } satisfies WebhookBody);
+  async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
+    const envelopes = items.map(
+      ({ update, idempotencyKey }): WebhookBody => ({
+        poller: this.poller,
+        id: update.id,
+        version: update.version,
+        idempotency_key: idempotencyKey,
+        record: update.record,
+      }),
+    );
+    const single = this.config.batch === 1 && envelopes.length === 1;
+    const body = JSON.stringify(single ? envelopes[0] : envelopes);
+    const messageId = single ? (items[0]?.idempotencyKey ?? '') : await batchId(items);
     const timestamp = Math.floor(this.now() / 1000);
     const shown = `POST ${redact(this.config.url, this.secrets)}`;
     try {
@@ -38,26 +50,35 @@ export class WebhookDeliverer implements Deliverer {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            'webhook-id': context.idempotencyKey,
+            'webhook-id': messageId,
             'webhook-timestamp': String(timestamp),
-            'webhook-signature': await signWebhook(
-              this.config.secret,
-              context.idempotencyKey,
-              timestamp,
-              body,
-            ),
+            'webhook-signature': await signWebhook(this.config.secret, messageId, timestamp, body),
+            ...(single ? {} : { 'tidemark-batch-id': messageId }),
           },
           body,
           signal: AbortSignal.timeout(this.config.timeout),
         }),
       );
       const text = response.ok ? '' : await response.text().catch(() => '');
-      const error = `${shown}: HTTP ${response.status}; body ${JSON.stringify(redact(text, this.secrets).slice(0, 200))}`;
-      return classifyDeliveryStatus(response.status, error);
+      const snippet = JSON.stringify(redact(text, this.secrets).slice(0, 200));
+      return classifyDeliveryStatus(
+        response.status,
+        `${shown}: HTTP ${response.status}; body ${snippet}`,
+      );
     } catch (error) {
       const reason =
         error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
       return { kind: 'retry', error: `${shown}: ${redact(reason, this.secrets)}` };
     }
   }
+}
+
+/** A batch is named by its contents, so a retried batch carries the same id. */
+async function batchId(items: DeliveryItem[]): Promise<string> {
+  const keys = new TextEncoder().encode(items.map((item) => item.idempotencyKey).join('\n'));
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', keys));
+  const hex = Array.from(digest.slice(0, 16), (byte) => byte.toString(16).padStart(2, '0')).join(
+    '',
+  );
+  return `batch_${hex}`;
 }

@@ -2,3 +2,25 @@
 export function idempotencyKey(poller: string, id: string, version: string): string {
   return `${poller}:${id}:${version}`;
 }
+
+/**
+ * The key of a dead letter for a record the source could not read: it has no id or version,
+ * so it is named by a hash of its raw JSON (the same bad record keeps the same key).
+ */
+export function unreadableKey(poller: string, raw: unknown): string {
+  return `${poller}:unreadable:${hash53(JSON.stringify(raw) ?? 'undefined')}`;
+}
+
+/** cyrb53: a fast 53-bit string hash, hex. Not cryptographic; it only names a payload. */
+function hash53(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0');
+}

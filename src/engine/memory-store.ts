@@ -1,5 +1,7 @@
 import { type Lease, NO_LEASE } from './lease.ts';
 import {
+  type DeadLetter,
+  type FailingUpdate,
   type LedgerEntry,
   ledgerKey,
   type PollerState,
@@ -24,6 +26,8 @@ export class MemoryStore implements PollerStore {
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
+  readonly failures = new Map<string, FailingUpdate>();
+  readonly deadLetters = new Map<string, DeadLetter>();
   recoveries = 0;
   /** Row writes, counted the way SQLite bills them, for cost checks. */
   rowsWritten = 0;
@@ -70,6 +74,9 @@ export class MemoryStore implements PollerStore {
         this.rowsWritten += 1;
       }
     }
+    for (const [key, failure] of this.failures) {
+      if (failure.versionMs < pruneBelow) this.failures.delete(key);
+    }
     return true;
   }
 
@@ -100,6 +107,33 @@ export class MemoryStore implements PollerStore {
   recordRecovery(run: RunRecord): void {
     this.recoveries += 1;
     this.recordRun(run);
+  }
+
+  failing(from: number): Map<string, FailingUpdate> {
+    return new Map([...this.failures].filter(([, failure]) => failure.versionMs >= from));
+  }
+
+  recordFailure(epoch: number, failure: FailingUpdate): boolean {
+    if (!this.holds(epoch)) return false;
+    this.failures.set(failure.key, { ...failure });
+    this.rowsWritten += 1;
+    return true;
+  }
+
+  clearFailure(epoch: number, key: string): boolean {
+    if (!this.holds(epoch)) return false;
+    if (this.failures.delete(key)) this.rowsWritten += 1;
+    return true;
+  }
+
+  deadLetter(epoch: number, letter: DeadLetter): boolean {
+    if (!this.holds(epoch)) return false;
+    if (!this.deadLetters.has(letter.key)) {
+      this.deadLetters.set(letter.key, structuredClone(letter));
+      this.rowsWritten += 1;
+    }
+    if (this.failures.delete(letter.key)) this.rowsWritten += 1;
+    return true;
   }
 
   private holds(epoch: number): boolean {

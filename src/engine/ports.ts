@@ -4,6 +4,12 @@ import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
 import type { Lease } from './lease.ts';
 import type { Window } from './window.ts';
 
+/**
+ * A JSON value: what records, dead letters and audit details are made of. Kept shallow on
+ * purpose: a recursive type is too deep for the Durable Object RPC types to map.
+ */
+export type Json = string | number | boolean | null | object;
+
 /** One version of one upstream record: `(id, version)`. */
 export interface Update {
   id: string;
@@ -39,14 +45,48 @@ export interface Source {
   fetchPage(window: Window, cursor: string | null): Promise<PageResult>;
 }
 
-export interface DeliveryContext {
+/** One update on its way out, with its idempotency key (R13) and attempt number (R8). */
+export interface DeliveryItem {
+  update: Update;
   idempotencyKey: string;
+  /** 1 for the first attempt at this update. */
   attempt: number;
 }
 
-/** Where updates go. Must not throw: failures are results. */
+/**
+ * Where updates go: a batch of distinct ids, one result for the whole batch (a webhook
+ * request, a queue sendBatch, one handler call). Must not throw: failures are results.
+ */
 export interface Deliverer {
-  deliver(update: Update, context: DeliveryContext): Promise<DeliveryResult>;
+  deliver(items: DeliveryItem[]): Promise<DeliveryResult>;
+}
+
+/** An update that failed before and has not been dead-lettered yet. */
+export interface FailingUpdate {
+  key: string;
+  id: string;
+  version: string;
+  versionMs: number;
+  attempts: number;
+  firstFailure: number;
+  lastFailure: number;
+  lastError: string;
+}
+
+/** An update that will not be delivered by the poll loop: kept, visible and replayable (R8). */
+export interface DeadLetter {
+  /** The idempotency key, or `<poller>:unreadable:<hash>` for a record the source could not read. */
+  key: string;
+  kind: 'delivery' | 'unreadable';
+  id: string | null;
+  version: string | null;
+  versionMs: number | null;
+  /** The record, or the raw payload the source could not read. */
+  record: unknown;
+  error: string;
+  attempts: number;
+  firstFailure: number;
+  lastFailure: number;
 }
 
 export type TriggerKind = 'cron' | 'manual' | 'retry' | 'continuation' | 'recovery';
@@ -63,6 +103,8 @@ export interface RunRecord {
   windows: number;
   pages: number;
   records: number;
+  /** Updates moved to the dead letters by this run (R8). */
+  deadLettered: number;
   error: string | null;
   /** C when the run ended. */
   checkpoint: number | null;
@@ -140,6 +182,14 @@ export interface PollerStore {
   recordRun(run: RunRecord): void;
   /** Records that the lease of a dead run was taken over (history and the recoveries counter). */
   recordRecovery(run: RunRecord): void;
+  /** Updates of the window (at or above `from`) that failed before, by idempotency key. */
+  failing(from: number): Map<string, FailingUpdate>;
+  /** Counts one more failed attempt at an update. */
+  recordFailure(epoch: number, failure: FailingUpdate): boolean;
+  /** Forgets the failures of an update that has now been delivered. */
+  clearFailure(epoch: number, key: string): boolean;
+  /** Moves an update to the dead letters; it then counts as handled (R8). */
+  deadLetter(epoch: number, letter: DeadLetter): boolean;
 }
 
 /** Everything a run needs, injected so the engine never reads a clock or a binding itself. */

@@ -37,6 +37,7 @@ function idle(
     windows: 0,
     pages: 0,
     records: 0,
+    deadLettered: 0,
     error,
     checkpoint,
   };

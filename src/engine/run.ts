@@ -1,53 +1,17 @@
-import { type FailureKind, retryAt } from './backoff.ts';
+import { retryAt } from './backoff.ts';
 import { type BudgetStop, RunBudget } from './budget.ts';
-import { idempotencyKey } from './idempotency.ts';
-import {
-  type LedgerEntry,
-  ledgerKey,
-  type RunContext,
-  type RunOutcome,
-  type RunRecord,
-  type Stall,
-  type TriggerKind,
-  type Update,
-  type Wakeup,
+import { holdsLease, ledgerFloor, pollWindow, type Tally } from './poll-window.ts';
+import type {
+  LedgerEntry,
+  RunContext,
+  RunOutcome,
+  RunRecord,
+  Stall,
+  TriggerKind,
+  Update,
+  Wakeup,
 } from './ports.ts';
 import { hasBacklog, nextCheckpoint, planWindow, type Window } from './window.ts';
-
-/** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
-type Stop = BudgetStop | 'rate_limit';
-
-/** How one window ended. */
-type WindowResult =
-  | { kind: 'complete'; delivered: Update[] }
-  | {
-      kind: 'incomplete';
-      delivered: Update[];
-      stop: Stop;
-      /** With `rate_limit`: the upstream's reset time. */
-      resumeAt?: number;
-      /** With `sorted = "asc"`: every update stamped below this was handled. */
-      handledBelow?: number;
-      /** How far into the window this attempt got. */
-      pages: number;
-    }
-  | {
-      kind: 'failed';
-      delivered: Update[];
-      failure: FailureKind;
-      error: string;
-      retryAfter?: number;
-    }
-  | { kind: 'fenced' };
-
-/** What a run did, for its history record and the stored state. */
-interface Tally {
-  windows: number;
-  pages: number;
-  records: number;
-  skewMs: number | null;
-  rateLimitedUntil: number | null;
-}
 
 /**
  * Runs the poll loop under the lease `epoch`, already marked running by the caller:
@@ -63,7 +27,14 @@ export async function runPoll(
   const { config, store } = ctx;
   const startedAt = ctx.now();
   const budget = new RunBudget(startedAt, config.max_run, config.max_subrequests);
-  const tally: Tally = { windows: 0, pages: 0, records: 0, skewMs: null, rateLimitedUntil: null };
+  const tally: Tally = {
+    windows: 0,
+    pages: 0,
+    records: 0,
+    deadLettered: 0,
+    skewMs: null,
+    rateLimitedUntil: null,
+  };
   const record = (outcome: RunOutcome, error: string | null = null): RunRecord => ({
     epoch,
     trigger,
@@ -73,6 +44,7 @@ export async function runPoll(
     windows: tally.windows,
     pages: tally.pages,
     records: tally.records,
+    deadLettered: tally.deadLettered,
     error: error === null ? null : redact(ctx, `poller "${ctx.poller}": ${error}`),
     checkpoint: store.read().checkpoint,
   });
@@ -185,18 +157,6 @@ export async function runPoll(
   }
 }
 
-/**
- * The ledger keeps whole seconds below a window's start: many upstreams truncate `from` to
- * the second whatever precision they are sent, and would otherwise hand back, as new, an
- * update the ledger had already let go of.
- */
-const LEDGER_GRAIN_MS = 1_000;
-
-function ledgerFloor(ctx: RunContext, at: number): number {
-  const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision ?? 1);
-  return Math.floor(at / grain) * grain;
-}
-
 /** Moves C, remembering the deliveries the next window can ask for again (R9). */
 function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: Update[]): boolean {
   const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap);
@@ -204,138 +164,11 @@ function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: U
   return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
 }
 
-/** Requests every page of one window and delivers each update not already delivered. */
-async function pollWindow(
-  ctx: RunContext,
-  epoch: number,
-  window: Window,
-  budget: RunBudget,
-  tally: Tally,
-): Promise<WindowResult> {
-  const { store, config } = ctx;
-  const seen = store.delivered(ledgerFloor(ctx, window.from));
-  const delivered: Update[] = [];
-  const retryable: string[] = [];
-  const cursors = new Set<string>();
-  let cursor: string | null = null;
-  let page = 0;
-  // While records arrive oldest first and nothing has failed, everything below the last
-  // handled one is handled: a safe checkpoint if the window cannot finish in this run.
-  let ordered = config.source.sorted === 'asc';
-  let handledBelow: number | undefined;
-  let lastVersion = Number.NEGATIVE_INFINITY;
-  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
-    kind: 'incomplete',
-    delivered,
-    stop,
-    pages: page,
-    ...(resumeAt === undefined ? {} : { resumeAt }),
-    ...(ordered && retryable.length === 0 && handledBelow !== undefined ? { handledBelow } : {}),
-  });
-
-  for (;;) {
-    if (tally.pages > 0 && config.source.page_delay !== undefined)
-      await ctx.sleep?.(config.source.page_delay);
-    // R12: once the upstream said its quota is spent, not one request before the reset.
-    if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
-      return incomplete('rate_limit', tally.rateLimitedUntil);
-    }
-    const stop = budget.take(ctx.now());
-    if (stop) return incomplete(stop);
-    const result = await ctx.source.fetchPage(window, cursor);
-    if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
-    page += 1;
-    tally.pages += 1;
-    if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
-    if (result.ok && result.pauseUntil !== undefined) tally.rateLimitedUntil = result.pauseUntil;
-    if (!result.ok) {
-      if (result.kind === 'rate_limited' && result.retryAfter !== undefined)
-        tally.rateLimitedUntil = result.retryAfter;
-      const failure: FailureKind = result.kind === 'bad_response' ? 'transient' : result.kind;
-      const retryAfter = result.retryAfter === undefined ? {} : { retryAfter: result.retryAfter };
-      return {
-        kind: 'failed',
-        delivered,
-        failure,
-        error: `page ${page}: ${result.error}`,
-        ...retryAfter,
-      };
-    }
-    const [malformed] = result.malformed;
-    if (malformed) {
-      return {
-        kind: 'failed',
-        delivered,
-        failure: 'transient',
-        error: `page ${page}: a record cannot be read (${malformed.reason}); it blocks the window until fixed upstream`,
-      };
-    }
-
-    for (const update of result.updates) {
-      if (update.versionMs < lastVersion) ordered = false;
-      lastVersion = update.versionMs;
-      const key = ledgerKey(update.id, update.version);
-      if (!seen.has(key)) {
-        const stop = budget.take(ctx.now());
-        if (stop) return incomplete(stop);
-        const outcome = await ctx.deliverer.deliver(update, {
-          idempotencyKey: idempotencyKey(ctx.poller, update.id, update.version),
-          attempt: 1,
-        });
-        if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
-        if (outcome.kind === 'misconfigured') {
-          return {
-            kind: 'failed',
-            delivered,
-            failure: 'misconfigured',
-            error: `delivery: ${outcome.error}`,
-          };
-        }
-        if (outcome.kind !== 'delivered') {
-          retryable.push(`${update.id}@${update.version}: ${outcome.error}`);
-          continue;
-        }
-        seen.add(key);
-        delivered.push(update);
-        tally.records += 1;
-      }
-      if (retryable.length === 0) handledBelow = update.versionMs;
-    }
-    if (result.next === null) break;
-    if (cursors.has(result.next)) {
-      return {
-        kind: 'failed',
-        delivered,
-        failure: 'transient',
-        error: `page ${page}: paging loop: the upstream sent a next page it had already sent in this window (${describeCursor(result.next)})`,
-      };
-    }
-    cursors.add(result.next);
-    cursor = result.next;
-  }
-
-  if (retryable.length > 0) {
-    const more = retryable.length > 1 ? ` (and ${retryable.length - 1} more)` : '';
-    return {
-      kind: 'failed',
-      delivered,
-      failure: 'transient',
-      error: `${retryable.length} update(s) not delivered: ${retryable[0]}${more}`,
-    };
-  }
-  return { kind: 'complete', delivered };
-}
-
 /** The most a run that delivered something but moved no checkpoint backs off (5 s · 2²). */
 const PARTIAL_PROGRESS_CAP = 3;
 
 function redact(ctx: RunContext, text: string): string {
   return ctx.redact ? ctx.redact(text) : text;
-}
-
-function holdsLease(ctx: RunContext, epoch: number): boolean {
-  const lease = ctx.store.read().lease;
-  return lease.held && lease.epoch === epoch;
 }
 
 function toLedgerEntry(update: Update): LedgerEntry {
@@ -359,8 +192,4 @@ function windowTooBig(ctx: RunContext, window: Window, stop: BudgetStop, pages: 
     stop === 'max_run' ? 'raise max_run' : 'raise max_subrequests',
   ].filter((line): line is string => line !== null);
   return `the window from ${from} is too big for one run: it stopped on the ${describeStop(stop)} after ${pages} page(s) with nothing new to deliver, and would only start over. ${advice.join('; or ')}.`;
-}
-
-function describeCursor(cursor: string): string {
-  return cursor.length > 80 ? `${cursor.slice(0, 80)}…` : cursor;
 }

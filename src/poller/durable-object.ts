@@ -1,6 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunRecord } from '../engine/ports.ts';
+import {
+  discardDeadLetter,
+  listDeadLetters,
+  type ReplayResult,
+  replayDeadLetter,
+} from './dead-letters.ts';
 import { migrate } from './migrations.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { buildStatus, type PollerStatus } from './status.ts';
@@ -40,6 +46,8 @@ export class Poller extends DurableObject<Env> {
       lastRun: this.store.runs(1)[0],
       alarm: await this.ctx.storage.getAlarm(),
       counters: this.store.counters(),
+      deadLetters: this.store.deadLetterSummary(),
+      audit: this.store.auditLog(20),
       now: Date.now(),
     });
   }
@@ -47,6 +55,28 @@ export class Poller extends DurableObject<Env> {
   /** The run history, newest first. */
   async runs(limit: number): Promise<RunRecord[]> {
     return this.store.runs(limit);
+  }
+
+  /** Dead letters, oldest first, a page at a time. */
+  async deadLetters(name: string, limit: number, cursor?: string) {
+    this.rememberName(name);
+    return listDeadLetters(this.store, limit, cursor);
+  }
+
+  /** Delivers a dead letter again now; success removes it. */
+  async replayDeadLetter(
+    name: string,
+    key: string,
+  ): Promise<ReplayResult | { outcome: 'misconfigured'; errors: string[] }> {
+    const wiring = wirePoller(name, this.env, this.store);
+    if (!wiring.ok) return { outcome: 'misconfigured', errors: wiring.errors };
+    return replayDeadLetter(this.store, wiring.context, key);
+  }
+
+  /** Discards a dead letter; the reason stays in the audit log. */
+  async discardDeadLetter(name: string, key: string, reason: string) {
+    this.rememberName(name);
+    return discardDeadLetter(this.store, key, reason, Date.now());
   }
 
   override async alarm(): Promise<void> {

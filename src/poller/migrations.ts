@@ -54,6 +54,38 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE poller_state ADD COLUMN rate_limited_until INTEGER;
    ALTER TABLE poller_state ADD COLUMN stall_from INTEGER;
    ALTER TABLE poller_state ADD COLUMN stall_pages INTEGER;`,
+  // 3: delivery attempts of failing updates, dead letters (R8), and the admin audit log.
+  `CREATE TABLE delivery_failures (
+     key TEXT PRIMARY KEY,
+     id TEXT NOT NULL,
+     version TEXT NOT NULL,
+     version_ms INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     first_failure INTEGER NOT NULL,
+     last_failure INTEGER NOT NULL,
+     last_error TEXT NOT NULL
+   );
+   CREATE INDEX delivery_failures_by_version ON delivery_failures (version_ms);
+   CREATE TABLE dead_letters (
+     key TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     id TEXT,
+     version TEXT,
+     version_ms INTEGER,
+     record TEXT NOT NULL,
+     error TEXT NOT NULL,
+     attempts INTEGER NOT NULL,
+     first_failure INTEGER NOT NULL,
+     last_failure INTEGER NOT NULL
+   );
+   CREATE INDEX dead_letters_by_age ON dead_letters (first_failure, key);
+   ALTER TABLE runs ADD COLUMN dead_lettered INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE audit_log (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     action TEXT NOT NULL,
+     detail TEXT NOT NULL
+   );`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

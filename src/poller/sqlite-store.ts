@@ -1,5 +1,8 @@
 import type { Lease } from '../engine/lease.ts';
 import {
+  type DeadLetter,
+  type FailingUpdate,
+  type Json,
   type LedgerEntry,
   ledgerKey,
   type PollerState,
@@ -39,6 +42,58 @@ type StateRow = {
   records_delivered: number;
 };
 
+type FailureRow = {
+  key: string;
+  id: string;
+  version: string;
+  version_ms: number;
+  attempts: number;
+  first_failure: number;
+  last_failure: number;
+  last_error: string;
+};
+
+type DeadLetterRow = {
+  key: string;
+  kind: string;
+  id: string | null;
+  version: string | null;
+  version_ms: number | null;
+  record: string;
+  error: string;
+  attempts: number;
+  first_failure: number;
+  last_failure: number;
+};
+
+function fromFailureRow(row: FailureRow): FailingUpdate {
+  return {
+    key: row.key,
+    id: row.id,
+    version: row.version,
+    versionMs: row.version_ms,
+    attempts: row.attempts,
+    firstFailure: row.first_failure,
+    lastFailure: row.last_failure,
+    lastError: row.last_error,
+  };
+}
+
+function fromDeadLetterRow(row: DeadLetterRow): DeadLetter {
+  return {
+    key: row.key,
+    kind: row.kind === 'unreadable' ? 'unreadable' : 'delivery',
+    id: row.id,
+    version: row.version,
+    versionMs: row.version_ms,
+    record: JSON.parse(row.record) as unknown,
+    error: row.error,
+    attempts: row.attempts,
+    firstFailure: row.first_failure,
+    lastFailure: row.last_failure,
+  };
+}
+
 type RunRow = {
   epoch: number;
   trigger: string;
@@ -48,6 +103,7 @@ type RunRow = {
   windows: number;
   pages: number;
   records: number;
+  dead_lettered: number;
   error: string | null;
   checkpoint: number | null;
 };
@@ -153,6 +209,8 @@ export class SqliteStore implements PollerStore {
       if (moved.rowsWritten === 0) return false;
       this.insertLedger(remember);
       this.sql.exec('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
+      // Failures of versions the next window cannot ask for again (the record moved on).
+      this.sql.exec('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
       return true;
     });
   }
@@ -208,6 +266,138 @@ export class SqliteStore implements PollerStore {
     });
   }
 
+  failing(from: number): Map<string, FailingUpdate> {
+    const rows = this.sql
+      .exec<FailureRow>('SELECT * FROM delivery_failures WHERE version_ms >= ?', from)
+      .toArray();
+    return new Map(rows.map((row) => [row.key, fromFailureRow(row)]));
+  }
+
+  recordFailure(epoch: number, failure: FailingUpdate): boolean {
+    return this.fenced(epoch, () =>
+      this.sql.exec(
+        `INSERT INTO delivery_failures (key, id, version, version_ms, attempts, first_failure, last_failure, last_error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET attempts = excluded.attempts, last_failure = excluded.last_failure,
+           last_error = excluded.last_error`,
+        failure.key,
+        failure.id,
+        failure.version,
+        failure.versionMs,
+        failure.attempts,
+        failure.firstFailure,
+        failure.lastFailure,
+        failure.lastError,
+      ),
+    );
+  }
+
+  clearFailure(epoch: number, key: string): boolean {
+    return this.fenced(epoch, () =>
+      this.sql.exec('DELETE FROM delivery_failures WHERE key = ?', key),
+    );
+  }
+
+  deadLetter(epoch: number, letter: DeadLetter): boolean {
+    return this.fenced(epoch, () => {
+      this.sql.exec(
+        `INSERT OR IGNORE INTO dead_letters
+           (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        letter.key,
+        letter.kind,
+        letter.id,
+        letter.version,
+        letter.versionMs,
+        JSON.stringify(letter.record) ?? 'null',
+        letter.error,
+        letter.attempts,
+        letter.firstFailure,
+        letter.lastFailure,
+      );
+      this.sql.exec('DELETE FROM delivery_failures WHERE key = ?', letter.key);
+    });
+  }
+
+  /** Dead letters oldest first, `limit` at a time after the `after` key. */
+  deadLetters(limit: number, after?: { firstFailure: number; key: string }): DeadLetter[] {
+    const rows = after
+      ? this.sql.exec<DeadLetterRow>(
+          `SELECT * FROM dead_letters WHERE (first_failure, key) > (?, ?)
+           ORDER BY first_failure, key LIMIT ?`,
+          after.firstFailure,
+          after.key,
+          limit,
+        )
+      : this.sql.exec<DeadLetterRow>(
+          'SELECT * FROM dead_letters ORDER BY first_failure, key LIMIT ?',
+          limit,
+        );
+    return rows.toArray().map(fromDeadLetterRow);
+  }
+
+  findDeadLetter(key: string): DeadLetter | undefined {
+    const row = this.sql
+      .exec<DeadLetterRow>('SELECT * FROM dead_letters WHERE key = ?', key)
+      .toArray()[0];
+    return row ? fromDeadLetterRow(row) : undefined;
+  }
+
+  /** Removes a dead letter (replayed or discarded) and writes the audit line, together. */
+  removeDeadLetter(key: string, audit: { at: number; action: string; detail: Json }): boolean {
+    return this.storage.transactionSync(() => {
+      const removed = this.sql.exec('DELETE FROM dead_letters WHERE key = ?', key).rowsWritten > 0;
+      if (removed) this.appendAudit(audit);
+      return removed;
+    });
+  }
+
+  /** Records one more failed attempt at replaying a dead letter. */
+  updateDeadLetter(key: string, error: string, at: number): void {
+    this.sql.exec(
+      'UPDATE dead_letters SET error = ?, last_failure = ?, attempts = attempts + 1 WHERE key = ?',
+      error,
+      at,
+      key,
+    );
+  }
+
+  deadLetterSummary(): { count: number; oldest: number | null } {
+    const row = this.sql
+      .exec<{ count: number; oldest: number | null }>(
+        'SELECT COUNT(*) AS count, MIN(first_failure) AS oldest FROM dead_letters',
+      )
+      .one();
+    return { count: row.count, oldest: row.oldest };
+  }
+
+  appendAudit(entry: { at: number; action: string; detail: Json }): void {
+    this.sql.exec(
+      'INSERT INTO audit_log (at, action, detail) VALUES (?, ?, ?)',
+      entry.at,
+      entry.action,
+      JSON.stringify(entry.detail),
+    );
+  }
+
+  auditLog(limit: number): { at: number; action: string; detail: Json }[] {
+    return this.sql
+      .exec<{ at: number; action: string; detail: string }>(
+        'SELECT at, action, detail FROM audit_log ORDER BY seq DESC LIMIT ?',
+        limit,
+      )
+      .toArray()
+      .map((row) => ({ at: row.at, action: row.action, detail: JSON.parse(row.detail) as Json }));
+  }
+
+  private fenced(epoch: number, write: () => unknown): boolean {
+    return this.storage.transactionSync(() => {
+      if (!this.holds(epoch)) return false;
+      write();
+      return true;
+    });
+  }
+
   counters(): Counters {
     const row = this.row();
     return {
@@ -235,6 +425,7 @@ export class SqliteStore implements PollerStore {
         windows: row.windows,
         pages: row.pages,
         records: row.records,
+        deadLettered: row.dead_lettered,
         error: row.error,
         checkpoint: row.checkpoint,
       }));
@@ -262,8 +453,8 @@ export class SqliteStore implements PollerStore {
 
   private insertRun(run: RunRecord): void {
     this.sql.exec(
-      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, error, checkpoint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, error, checkpoint)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.epoch,
       run.trigger,
       run.outcome,
@@ -272,6 +463,7 @@ export class SqliteStore implements PollerStore {
       run.windows,
       run.pages,
       run.records,
+      run.deadLettered,
       run.error,
       run.checkpoint,
     );

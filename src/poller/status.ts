@@ -1,5 +1,5 @@
 import type { PollerConfig } from '../config/schema.ts';
-import type { PollerState, RunRecord } from '../engine/ports.ts';
+import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
 import type { Counters } from './sqlite-store.ts';
 
@@ -22,7 +22,11 @@ export interface PollerStatus {
   upstream_skew_seconds: number | null;
   /** The upstream asked for no request before this (Retry-After, rate-limit reset). */
   rate_limited_until: string | null;
+  /** Updates kept out of the poll loop (R8): how many, and since when. */
+  dead_letters: { count: number; oldest: string | null };
   counters: Counters;
+  /** The latest admin actions, newest first. */
+  audit: { at: string; action: string; detail: Json }[];
 }
 
 export type PollerHealth = 'ok' | 'running' | 'lagging' | 'failing' | 'misconfigured';
@@ -36,6 +40,7 @@ export interface RunView {
   windows: number;
   pages: number;
   records: number;
+  dead_lettered: number;
   error: string | null;
   checkpoint: string | null;
 }
@@ -54,6 +59,7 @@ export function runView(run: RunRecord): RunView {
     windows: run.windows,
     pages: run.pages,
     records: run.records,
+    dead_lettered: run.deadLettered,
     error: run.error,
     checkpoint: iso(run.checkpoint),
   };
@@ -88,6 +94,8 @@ export function buildStatus(input: {
   lastRun: RunRecord | undefined;
   alarm: number | null;
   counters: Counters;
+  deadLetters: { count: number; oldest: number | null };
+  audit: { at: number; action: string; detail: Json }[];
   now: number;
 }): PollerStatus {
   const { state } = input;
@@ -119,6 +127,8 @@ export function buildStatus(input: {
       state.rateLimitedUntil !== null && state.rateLimitedUntil > input.now
         ? iso(state.rateLimitedUntil)
         : null,
+    dead_letters: { count: input.deadLetters.count, oldest: iso(input.deadLetters.oldest) },
     counters: input.counters,
+    audit: input.audit.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })),
   };
 }

@@ -125,6 +125,7 @@ function run(epoch: number): RunRecord {
     windows: 1,
     pages: 1,
     records: 0,
+    deadLettered: 0,
     error: null,
     checkpoint: null,
   };

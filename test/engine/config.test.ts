@@ -181,9 +181,9 @@ describe('POLLERS: errors name the poller and the key', () => {
       'poller "sessions": source.url:',
     ],
     [
-      'a delivery type not built yet',
-      poller({ deliver: { type: 'queue', binding: 'Q' } }),
-      'poller "sessions": deliver.type: "queue" delivery is not available yet',
+      'a queue delivery without its binding',
+      poller({ deliver: { type: 'queue' } }),
+      'poller "sessions": deliver.binding: is required when deliver.type = "queue"',
     ],
     [
       'url paging without the body path of the next URL',

@@ -5,7 +5,14 @@ import type { PollerConfig } from '../../src/config/schema.ts';
 import type { DeliveryResult } from '../../src/engine/classify.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
-import type { Deliverer, PageResult, RunContext, Source, Update } from '../../src/engine/ports.ts';
+import type {
+  Deliverer,
+  DeliveryItem,
+  PageResult,
+  RunContext,
+  Source,
+  Update,
+} from '../../src/engine/ports.ts';
 import type { Window } from '../../src/engine/window.ts';
 import { seededRandom } from '../support/rng.ts';
 
@@ -97,11 +104,13 @@ class World implements Source, Deliverer {
     return { ok: true, updates: page, malformed: [], next, ...pause };
   }
 
-  async deliver(update: Update): Promise<DeliveryResult> {
+  async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     this.step();
     if (this.random() < this.options.deliveryFailRate) return { kind: 'retry', error: 'HTTP 503' };
-    this.deliveries += 1;
-    this.delivered.add(`${update.id}@${update.version}`);
+    for (const { update } of items) {
+      this.deliveries += 1;
+      this.delivered.add(`${update.id}@${update.version}`);
+    }
     return { kind: 'delivered' };
   }
 }
@@ -204,11 +213,16 @@ async function simulate(
   return { world, store };
 }
 
-/** The invariant of SEMANTICS.md: every update below C has been delivered. */
+/** The invariant of SEMANTICS.md: every update below C was delivered or is a dead letter. */
 function lostBelowCheckpoint(world: World, store: MemoryStore): string[] {
   const checkpoint = store.read().checkpoint ?? Number.NEGATIVE_INFINITY;
   return world.updates
-    .filter((u) => u.versionMs < checkpoint && !world.delivered.has(`${u.id}@${u.version}`))
+    .filter(
+      (u) =>
+        u.versionMs < checkpoint &&
+        !world.delivered.has(`${u.id}@${u.version}`) &&
+        !store.deadLetters.has(`sim:${u.id}:${u.version}`),
+    )
     .map((u) => `${u.id}@${u.version}`);
 }
 
@@ -341,9 +355,12 @@ describe('backoff and progress (R12)', () => {
     const store = new MemoryStore();
     const poison = 'r-poison';
     const { engine } = engineIn(world, store, {
+      config: { ...config(false, 0), max_attempts: 100 }, // no dead letters: this is about backoff
       deliverer: {
-        deliver: async (update) =>
-          update.id === poison ? { kind: 'retry', error: 'HTTP 503' } : world.deliver(update),
+        deliver: async (items) =>
+          items.some((item) => item.update.id === poison)
+            ? { kind: 'retry', error: 'HTTP 503' }
+            : world.deliver(items),
       },
     });
     const push = (id: string) => {

@@ -91,19 +91,19 @@ describe('R12: failing politely', () => {
     expect(JSON.stringify(status)).not.toContain('upstream-secret-7d3b');
   });
 
-  it('fails the run with a configuration error when the receiver answers 403, instead of counting it per record', async () => {
+  it('fails the run with a configuration error when the receiver answers 403, instead of dead-lettering everything', async () => {
     const poller = newPoller('seed');
-    await poller.setCheckpoint(Date.now() - MINUTE);
-    upstream.add('a', Date.now() - 30_000);
-    upstream.add('b', Date.now() - 20_000);
-    receiver.fail('a', 403);
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    for (let i = 0; i < 20; i += 1) upstream.add(`r${i}`, Date.now() - 50_000 + i * 1_000);
+    for (let i = 0; i < 20; i += 1) receiver.fail(`r${i}`, 403, 99);
     await poller.tick();
     const status = await poller.status();
     expect(status.last_run?.outcome).toBe('failed');
-    expect(status.last_run?.error).toContain(
-      'delivery: POST https://receiver.test/hooks: HTTP 403',
-    );
-    expect(receiver.ids()).toEqual([]); // it stopped at once: b was not tried against a broken receiver
+    expect(status.last_run?.error).toContain('delivery: POST https://receiver.test/hooks: HTTP 403');
+    expect(status.state).toBe('misconfigured');
+    expect(status.dead_letters.count).toBe(0);
+    expect(await poller.checkpoint()).toBe(start);
     expect(Date.parse(status.next_alarm_at ?? '')).toBeGreaterThanOrEqual(Date.now() + 29 * MINUTE);
   });
 
@@ -128,17 +128,26 @@ describe('R12: failing politely', () => {
     );
   });
 
-  it('fails the run with a clear error on a record it cannot read, and does not move C', async () => {
+  it('keeps a record it cannot read as a dead letter with its raw payload, and goes on', async () => {
     const poller = newPoller('seed');
     const start = Date.now() - MINUTE;
     await poller.setCheckpoint(start);
+    const bad = { id: 'x', updated_at: 'yesterday', note: 'raw' };
     upstream.respondOnce(() =>
-      Response.json({ sessions: [{ id: 'x', updated_at: 'yesterday' }], next_cursor: null }),
+      Response.json({
+        sessions: [bad, { id: 'ok', updated_at: new Date(start + 1_000).toISOString() }],
+        next_cursor: null,
+      }),
     );
     await poller.tick();
     const status = await poller.status();
-    expect(status.last_run?.error).toContain('id x: updated_at at "updated_at" is "yesterday"');
-    expect(await poller.checkpoint()).toBe(start);
+    expect(status.last_run).toMatchObject({ outcome: 'success', records: 1, dead_lettered: 1 });
+    expect(status.dead_letters.count).toBe(1);
+    expect(await poller.checkpoint()).toBeGreaterThan(start);
+    const [letter] = (await poller.stub().deadLetters('seed', 10)).items;
+    expect(letter).toMatchObject({ kind: 'unreadable', record: bad, id: null });
+    expect(letter?.error).toContain('id x: updated_at at "updated_at" is "yesterday"');
+    expect(letter?.key).toMatch(/^seed:unreadable:[0-9a-f]{14}$/);
   });
 });
 

@@ -46,6 +46,7 @@ describe('webhook delivery (Standard Webhooks)', () => {
       poller: 'seed',
       id: 'sess_w',
       version: update.updatedAt,
+      idempotency_key: key,
       record: { id: 'sess_w', updated_at: update.updatedAt, status: 'active' },
     });
     const headers = Object.fromEntries(delivery.headers.entries());

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { redact } from '../config/interpolate.ts';
+import { loadPoller, readPollersTable } from '../config/load.ts';
+import { backoffDelay } from '../engine/backoff.ts';
+import { findHandler } from './index.ts';
+
+const messageBody = z.object({
+  poller: z.string(),
+  id: z.string(),
+  version: z.string(),
+  idempotency_key: z.string(),
+  record: z.unknown(),
+});
+
+/**
+ * The consumer of `deliver.type = "queue"`: runs the poller's handler for each message.
+ * A handler that throws has its message retried with backoff; after the queue's
+ * `max_retries` the message goes to its `dead_letter_queue` (wrangler.toml), so nothing is
+ * dropped. Acked only on success.
+ */
+export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const table = readPollersTable(env.POLLERS);
+  for (const message of batch.messages) {
+    const retry = (error: string) => {
+      console.log(
+        JSON.stringify({
+          event: 'queue_retry',
+          queue: batch.queue,
+          message: message.id,
+          attempts: message.attempts,
+          error,
+        }),
+      );
+      message.retry({
+        delaySeconds: Math.ceil(backoffDelay(message.attempts, Math.random) / 1000),
+      });
+    };
+    const parsed = messageBody.safeParse(message.body);
+    if (!parsed.success) {
+      retry('not a tidemark delivery message');
+      continue;
+    }
+    const body = parsed.data;
+    const raw = table.ok ? table.pollers[body.poller] : undefined;
+    const entry =
+      raw === undefined
+        ? undefined
+        : loadPoller(body.poller, raw, env as unknown as Record<string, unknown>);
+    if (!entry?.ok) {
+      retry(`poller "${body.poller}" is not configured (or its config has errors)`);
+      continue;
+    }
+    const found = findHandler(entry.config.deliver.name ?? body.poller, 'deliver.name');
+    if (!found.ok) {
+      retry(found.error);
+      continue;
+    }
+    try {
+      await found.handler(body.record, {
+        poller: body.poller,
+        id: body.id,
+        version: body.version,
+        idempotencyKey: body.idempotency_key,
+        attempt: message.attempts,
+        env,
+      });
+      message.ack();
+    } catch (error) {
+      retry(redact(error instanceof Error ? error.message : String(error), entry.secrets));
+    }
+  }
+}

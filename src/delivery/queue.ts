@@ -1,0 +1,83 @@
+import type { DeliveryResult } from '../engine/classify.ts';
+import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
+
+/** The body of one queue message. */
+export interface QueueMessageBody {
+  poller: string;
+  id: string;
+  version: string;
+  idempotency_key: string;
+  record: unknown;
+}
+
+/** Cloudflare Queues limits: 100 messages and 256 KB per sendBatch, 128 KB per message. */
+export const QUEUE_LIMITS = { messages: 100, batchBytes: 256_000, messageBytes: 128_000 } as const;
+
+/** The producer side of a Queue binding, as much of it as delivery needs. */
+export interface QueueProducer {
+  sendBatch(messages: Iterable<MessageSendRequest<QueueMessageBody>>): Promise<void>;
+}
+
+/**
+ * Queue delivery: one `sendBatch` per batch of records (split further to stay within the
+ * Queues limits); success is the batch being accepted. A consumer in this Worker (the
+ * `queue()` handler) then runs the handler for each message, retrying on its own.
+ */
+export class QueueDeliverer implements Deliverer {
+  constructor(
+    private readonly poller: string,
+    private readonly binding: string,
+    private readonly queue: QueueProducer,
+  ) {}
+
+  async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
+    const messages = items.map(({ update, idempotencyKey }) => {
+      const body: QueueMessageBody = {
+        poller: this.poller,
+        id: update.id,
+        version: update.version,
+        idempotency_key: idempotencyKey,
+        record: update.record,
+      };
+      return { body, bytes: new TextEncoder().encode(JSON.stringify(body)).length };
+    });
+    const tooBig = messages.find((message) => message.bytes > QUEUE_LIMITS.messageBytes);
+    if (tooBig) {
+      return {
+        kind: 'rejected',
+        error: `queue ${this.binding}: the message for ${tooBig.body.id}@${tooBig.body.version} is ${tooBig.bytes} bytes, over the 128 KB a queue message may hold`,
+      };
+    }
+    try {
+      for (const part of splitBySize(messages)) {
+        await this.queue.sendBatch(
+          part.map((message) => ({ body: message.body, contentType: 'json' })),
+        );
+      }
+      return { kind: 'delivered' };
+    } catch (error) {
+      return { kind: 'retry', error: `queue ${this.binding}: sendBatch failed: ${String(error)}` };
+    }
+  }
+}
+
+/** Consecutive parts of at most 100 messages and 256 KB each. */
+function splitBySize<T extends { bytes: number }>(messages: T[]): T[][] {
+  const parts: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    if (
+      current.length === QUEUE_LIMITS.messages ||
+      bytes + message.bytes > QUEUE_LIMITS.batchBytes
+    ) {
+      parts.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += message.bytes;
+  }
+  if (current.length > 0) parts.push(current);
+  return parts;
+}

@@ -1,0 +1,193 @@
+import type { FailureKind } from './backoff.ts';
+import type { BudgetStop, RunBudget } from './budget.ts';
+import { deliverPage } from './deliver-page.ts';
+import { unreadableKey } from './idempotency.ts';
+import { ledgerKey, type RunContext, type Update } from './ports.ts';
+import type { Window } from './window.ts';
+
+/** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
+export type Stop = BudgetStop | 'rate_limit';
+
+/** How one window ended. */
+export type WindowResult =
+  | { kind: 'complete'; delivered: Update[] }
+  | {
+      kind: 'incomplete';
+      delivered: Update[];
+      stop: Stop;
+      /** With `rate_limit`: the upstream's reset time. */
+      resumeAt?: number;
+      /** With `sorted = "asc"`: every update stamped below this was handled. */
+      handledBelow?: number;
+      /** How far into the window this attempt got. */
+      pages: number;
+    }
+  | {
+      kind: 'failed';
+      delivered: Update[];
+      failure: FailureKind;
+      error: string;
+      retryAfter?: number;
+    }
+  | { kind: 'fenced' };
+
+/** What a run did, for its history record and the stored state. */
+export interface Tally {
+  windows: number;
+  pages: number;
+  records: number;
+  deadLettered: number;
+  skewMs: number | null;
+  rateLimitedUntil: number | null;
+}
+
+/**
+ * The ledger keeps whole seconds below a window's start: many upstreams truncate `from` to
+ * the second whatever precision they are sent, and would otherwise hand back, as new, an
+ * update the ledger had already let go of.
+ */
+const LEDGER_GRAIN_MS = 1_000;
+
+export function ledgerFloor(ctx: RunContext, at: number): number {
+  const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision ?? 1);
+  return Math.floor(at / grain) * grain;
+}
+
+/**
+ * Requests every page of one window and delivers each update not already delivered (the
+ * ledger, R9/R10). Records the source cannot read become dead letters (R8).
+ */
+export async function pollWindow(
+  ctx: RunContext,
+  epoch: number,
+  window: Window,
+  budget: RunBudget,
+  tally: Tally,
+): Promise<WindowResult> {
+  const { store, config } = ctx;
+  const since = ledgerFloor(ctx, window.from);
+  const seen = store.delivered(since);
+  const failing = store.failing(since);
+  const delivered: Update[] = [];
+  const retryable: string[] = [];
+  const cursors = new Set<string>();
+  let cursor: string | null = null;
+  let page = 0;
+  // While records arrive oldest first and all so far were handled, everything below the last
+  // one is handled: a safe checkpoint if the window cannot finish in this run.
+  let ordered = config.source.sorted === 'asc';
+  let allHandled = true;
+  let handledBelow: number | undefined;
+  let lastVersion = Number.NEGATIVE_INFINITY;
+  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
+    kind: 'incomplete',
+    delivered,
+    stop,
+    pages: page,
+    ...(resumeAt === undefined ? {} : { resumeAt }),
+    ...(ordered && handledBelow !== undefined ? { handledBelow } : {}),
+  });
+  const failed = (failure: FailureKind, error: string, retryAfter?: number): WindowResult => ({
+    kind: 'failed',
+    delivered,
+    failure,
+    error,
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+  });
+
+  for (;;) {
+    if (tally.pages > 0 && config.source.page_delay !== undefined) {
+      await ctx.sleep?.(config.source.page_delay);
+    }
+    // R12: once the upstream said its quota is spent, not one request before the reset.
+    if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
+      return incomplete('rate_limit', tally.rateLimitedUntil);
+    }
+    const stop = budget.take(ctx.now());
+    if (stop) return incomplete(stop);
+    const result = await ctx.source.fetchPage(window, cursor);
+    if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
+    page += 1;
+    tally.pages += 1;
+    if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
+    if (!result.ok) {
+      if (result.kind === 'rate_limited' && result.retryAfter !== undefined) {
+        tally.rateLimitedUntil = result.retryAfter;
+      }
+      const failure: FailureKind = result.kind === 'bad_response' ? 'transient' : result.kind;
+      return failed(failure, `page ${page}: ${result.error}`, result.retryAfter);
+    }
+    if (result.pauseUntil !== undefined) tally.rateLimitedUntil = result.pauseUntil;
+
+    for (const unreadable of result.malformed) {
+      const now = ctx.now();
+      const letter = {
+        key: unreadableKey(ctx.poller, unreadable.raw),
+        kind: 'unreadable' as const,
+        id: null,
+        version: null,
+        versionMs: null,
+        record: unreadable.raw,
+        error: `page ${page}: ${unreadable.reason}`,
+        attempts: 1,
+        firstFailure: now,
+        lastFailure: now,
+      };
+      if (!store.deadLetter(epoch, letter)) return { kind: 'fenced' };
+      tally.deadLettered += 1;
+    }
+
+    const fresh = uniqueNew(result.updates, seen);
+    const outcome = await deliverPage(ctx, epoch, fresh, failing, budget);
+    if (outcome.fenced) return { kind: 'fenced' };
+    delivered.push(...outcome.delivered);
+    tally.records += outcome.delivered.length;
+    tally.deadLettered += outcome.deadLettered;
+    for (const key of outcome.handled) seen.add(key);
+    retryable.push(...outcome.retryable);
+    if (outcome.misconfigured) return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
+
+    for (const update of result.updates) {
+      if (update.versionMs < lastVersion) ordered = false;
+      lastVersion = update.versionMs;
+      allHandled &&= seen.has(ledgerKey(update.id, update.version));
+      if (allHandled) handledBelow = update.versionMs;
+    }
+    if (outcome.stop) return incomplete(outcome.stop);
+    if (result.next === null) break;
+    if (cursors.has(result.next)) {
+      const shown = result.next.length > 80 ? `${result.next.slice(0, 80)}…` : result.next;
+      return failed(
+        'transient',
+        `page ${page}: paging loop: the upstream sent a next page it had already sent in this window (${shown})`,
+      );
+    }
+    cursors.add(result.next);
+    cursor = result.next;
+  }
+
+  if (retryable.length > 0) {
+    const more = retryable.length > 1 ? ` (and ${retryable.length - 1} more)` : '';
+    return failed(
+      'transient',
+      `${retryable.length} update(s) not delivered: ${retryable[0]}${more}`,
+    );
+  }
+  return { kind: 'complete', delivered };
+}
+
+/** The page's updates not delivered yet, each `(id, version)` once. */
+function uniqueNew(updates: Update[], seen: Set<string>): Update[] {
+  const keys = new Set<string>();
+  return updates.filter((update) => {
+    const key = ledgerKey(update.id, update.version);
+    if (seen.has(key) || keys.has(key)) return false;
+    keys.add(key);
+    return true;
+  });
+}
+
+export function holdsLease(ctx: RunContext, epoch: number): boolean {
+  const lease = ctx.store.read().lease;
+  return lease.held && lease.epoch === epoch;
+}

@@ -1,0 +1,127 @@
+import type { DeadLetter, Json, RunContext } from '../engine/ports.ts';
+import type { SqliteStore } from './sqlite-store.ts';
+
+/** A dead letter as the admin API shows it. */
+export interface DeadLetterView {
+  key: string;
+  kind: 'delivery' | 'unreadable';
+  id: string | null;
+  version: string | null;
+  record: Json;
+  error: string;
+  attempts: number;
+  first_failure: string;
+  last_failure: string;
+}
+
+export type ReplayResult =
+  | { outcome: 'delivered'; key: string }
+  | { outcome: 'failed'; key: string; error: string }
+  | { outcome: 'not_found'; key: string }
+  | { outcome: 'unreadable'; key: string; error: string };
+
+export function viewOf(letter: DeadLetter): DeadLetterView {
+  return {
+    key: letter.key,
+    kind: letter.kind,
+    id: letter.id,
+    version: letter.version,
+    record: (letter.record ?? null) as Json,
+    error: letter.error,
+    attempts: letter.attempts,
+    first_failure: new Date(letter.firstFailure).toISOString(),
+    last_failure: new Date(letter.lastFailure).toISOString(),
+  };
+}
+
+/** One page of dead letters, oldest first; `cursor` continues where the last page ended. */
+export function listDeadLetters(
+  store: SqliteStore,
+  limit: number,
+  cursor: string | undefined,
+): { items: DeadLetterView[]; next_cursor: string | null } {
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const letters = store.deadLetters(limit + 1, after);
+  const page = letters.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(viewOf),
+    next_cursor: letters.length > limit && last ? encodeCursor(last) : null,
+  };
+}
+
+/**
+ * Delivers one dead letter again, now, through the poller's delivery. Success removes it;
+ * either way the attempt is in the audit log.
+ */
+export async function replayDeadLetter(
+  store: SqliteStore,
+  context: RunContext,
+  key: string,
+): Promise<ReplayResult> {
+  const letter = store.findDeadLetter(key);
+  if (!letter) return { outcome: 'not_found', key };
+  if (
+    letter.kind === 'unreadable' ||
+    letter.id === null ||
+    letter.version === null ||
+    letter.versionMs === null
+  ) {
+    return {
+      outcome: 'unreadable',
+      key,
+      error:
+        'a record the source could not read has no id or version to deliver: fix it upstream, then discard this',
+    };
+  }
+  const update = {
+    id: letter.id,
+    version: letter.version,
+    versionMs: letter.versionMs,
+    record: letter.record,
+  };
+  const result = await context.deliverer.deliver([
+    { update, idempotencyKey: key, attempt: letter.attempts + 1 },
+  ]);
+  const at = context.now();
+  if (result.kind === 'delivered') {
+    store.removeDeadLetter(key, { at, action: 'dead_letter.replayed', detail: { key } });
+    return { outcome: 'delivered', key };
+  }
+  store.updateDeadLetter(key, result.error, at);
+  store.appendAudit({
+    at,
+    action: 'dead_letter.replay_failed',
+    detail: { key, error: result.error },
+  });
+  return { outcome: 'failed', key, error: result.error };
+}
+
+/** Discards a dead letter for good, keeping the reason in the audit log. */
+export function discardDeadLetter(
+  store: SqliteStore,
+  key: string,
+  reason: string,
+  now: number,
+): { outcome: 'discarded' | 'not_found'; key: string } {
+  const letter = store.findDeadLetter(key);
+  if (!letter) return { outcome: 'not_found', key };
+  const detail = { key, reason, id: letter.id, version: letter.version, error: letter.error };
+  store.removeDeadLetter(key, { at: now, action: 'dead_letter.discarded', detail });
+  return { outcome: 'discarded', key };
+}
+
+function encodeCursor(letter: DeadLetter): string {
+  return btoa(JSON.stringify([letter.firstFailure, letter.key])).replace(/=+$/, '');
+}
+
+function decodeCursor(cursor: string): { firstFailure: number; key: string } | undefined {
+  try {
+    const [firstFailure, key] = JSON.parse(atob(cursor)) as [unknown, unknown];
+    return typeof firstFailure === 'number' && typeof key === 'string'
+      ? { firstFailure, key }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
