@@ -10,7 +10,7 @@ export default {
   async scheduled(controller, env, _ctx) {
     await dispatchCron(controller.cron, env);
   },
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     await consumeDeliveries(batch, env);
   },
 } satisfies ExportedHandler<Env>;

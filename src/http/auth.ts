@@ -29,6 +29,10 @@ export function requireToken(access: Access): MiddlewareHandler<{ Bindings: Env 
     for (const token of tokens) {
       if (await sameSecret(presented, token)) return next();
     }
+    const readOnly = c.env.STATUS_TOKEN;
+    if (access === 'admin' && readOnly && (await sameSecret(presented, readOnly))) {
+      return c.json({ error: 'this token is read-only: this route needs ADMIN_TOKEN' }, 403);
+    }
     return c.json({ error: 'invalid token' }, 401, {
       'www-authenticate': 'Bearer error="invalid_token"',
     });

@@ -57,6 +57,11 @@ export class Poller extends DurableObject<Env> {
     return this.store.runs(limit);
   }
 
+  /** What this object has written to storage since it started, for cost checks. */
+  async storageStats(): Promise<{ rowsWritten: number; ledgerRows: number }> {
+    return { rowsWritten: this.store.rowsWritten, ledgerRows: this.store.ledgerSize() };
+  }
+
   /** Dead letters, oldest first, a page at a time. */
   async deadLetters(name: string, limit: number, cursor?: string) {
     this.rememberName(name);

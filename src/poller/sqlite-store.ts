@@ -124,9 +124,19 @@ const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
 /** PollerStore over the Durable Object's SQLite storage. */
 export class SqliteStore implements PollerStore {
   private readonly sql: SqlStorage;
+  /** Rows written by this instance since it started: what Cloudflare bills as storage writes. */
+  rowsWritten = 0;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
+  }
+
+  /** Runs a write statement; counts and returns the rows it wrote. */
+  private write(query: string, ...bindings: unknown[]): number {
+    const cursor = this.sql.exec(query, ...bindings);
+    cursor.toArray();
+    this.rowsWritten += cursor.rowsWritten;
+    return cursor.rowsWritten;
   }
 
   read(): PollerState {
@@ -163,7 +173,7 @@ export class SqliteStore implements PollerStore {
 
   acquire(expectedEpoch: number, lease: Lease): boolean {
     return (
-      this.sql.exec(
+      this.write(
         `UPDATE poller_state SET epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = 'acquired',
            lease_started_at = ?, lease_expires_at = ?, wakeup_at = NULL, wakeup_reason = NULL, wakeup_failure = NULL
          WHERE id = 1 AND epoch = ?`,
@@ -172,7 +182,7 @@ export class SqliteStore implements PollerStore {
         lease.startedAt,
         lease.expiresAt,
         expectedEpoch,
-      ).rowsWritten > 0
+      ) > 0
     );
   }
 
@@ -180,7 +190,7 @@ export class SqliteStore implements PollerStore {
     // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
     const sql = `UPDATE poller_state SET lease_phase = 'running', lease_expires_at = ?
       ${FENCE} AND lease_phase = 'acquired'`;
-    return this.sql.exec(sql, expiresAt, epoch).rowsWritten > 0;
+    return this.write(sql, expiresAt, epoch) > 0;
   }
 
   delivered(from: number): Set<string> {
@@ -201,16 +211,16 @@ export class SqliteStore implements PollerStore {
     pruneBelow: number,
   ): boolean {
     return this.storage.transactionSync(() => {
-      const moved = this.sql.exec(
+      const moved = this.write(
         `UPDATE poller_state SET checkpoint = ? ${FENCE}`,
         checkpoint,
         epoch,
       );
-      if (moved.rowsWritten === 0) return false;
+      if (moved === 0) return false;
       this.insertLedger(remember);
-      this.sql.exec('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
+      this.write('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
       // Failures of versions the next window cannot ask for again (the record moved on).
-      this.sql.exec('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
+      this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
       return true;
     });
   }
@@ -223,7 +233,7 @@ export class SqliteStore implements PollerStore {
 
   finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
     return this.storage.transactionSync(() => {
-      const released = this.sql.exec(
+      const released = this.write(
         `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
            stall_from = ?, stall_pages = ?,
@@ -245,7 +255,7 @@ export class SqliteStore implements PollerStore {
         run.records,
         epoch,
       );
-      if (released.rowsWritten === 0) return false;
+      if (released === 0) return false;
       this.insertRun(run);
       return true;
     });
@@ -254,14 +264,14 @@ export class SqliteStore implements PollerStore {
   recordRun(run: RunRecord): void {
     this.storage.transactionSync(() => {
       if (run.outcome === 'skipped')
-        this.sql.exec('UPDATE poller_state SET skipped = skipped + 1 WHERE id = 1');
+        this.write('UPDATE poller_state SET skipped = skipped + 1 WHERE id = 1');
       this.insertRun(run);
     });
   }
 
   recordRecovery(run: RunRecord): void {
     this.storage.transactionSync(() => {
-      this.sql.exec('UPDATE poller_state SET recoveries = recoveries + 1 WHERE id = 1');
+      this.write('UPDATE poller_state SET recoveries = recoveries + 1 WHERE id = 1');
       this.insertRun(run);
     });
   }
@@ -275,7 +285,7 @@ export class SqliteStore implements PollerStore {
 
   recordFailure(epoch: number, failure: FailingUpdate): boolean {
     return this.fenced(epoch, () =>
-      this.sql.exec(
+      this.write(
         `INSERT INTO delivery_failures (key, id, version, version_ms, attempts, first_failure, last_failure, last_error)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET attempts = excluded.attempts, last_failure = excluded.last_failure,
@@ -293,14 +303,12 @@ export class SqliteStore implements PollerStore {
   }
 
   clearFailure(epoch: number, key: string): boolean {
-    return this.fenced(epoch, () =>
-      this.sql.exec('DELETE FROM delivery_failures WHERE key = ?', key),
-    );
+    return this.fenced(epoch, () => this.write('DELETE FROM delivery_failures WHERE key = ?', key));
   }
 
   deadLetter(epoch: number, letter: DeadLetter): boolean {
     return this.fenced(epoch, () => {
-      this.sql.exec(
+      this.write(
         `INSERT OR IGNORE INTO dead_letters
            (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -315,7 +323,7 @@ export class SqliteStore implements PollerStore {
         letter.firstFailure,
         letter.lastFailure,
       );
-      this.sql.exec('DELETE FROM delivery_failures WHERE key = ?', letter.key);
+      this.write('DELETE FROM delivery_failures WHERE key = ?', letter.key);
     });
   }
 
@@ -346,7 +354,7 @@ export class SqliteStore implements PollerStore {
   /** Removes a dead letter (replayed or discarded) and writes the audit line, together. */
   removeDeadLetter(key: string, audit: { at: number; action: string; detail: Json }): boolean {
     return this.storage.transactionSync(() => {
-      const removed = this.sql.exec('DELETE FROM dead_letters WHERE key = ?', key).rowsWritten > 0;
+      const removed = this.write('DELETE FROM dead_letters WHERE key = ?', key) > 0;
       if (removed) this.appendAudit(audit);
       return removed;
     });
@@ -354,7 +362,7 @@ export class SqliteStore implements PollerStore {
 
   /** Records one more failed attempt at replaying a dead letter. */
   updateDeadLetter(key: string, error: string, at: number): void {
-    this.sql.exec(
+    this.write(
       'UPDATE dead_letters SET error = ?, last_failure = ?, attempts = attempts + 1 WHERE key = ?',
       error,
       at,
@@ -372,7 +380,7 @@ export class SqliteStore implements PollerStore {
   }
 
   appendAudit(entry: { at: number; action: string; detail: Json }): void {
-    this.sql.exec(
+    this.write(
       'INSERT INTO audit_log (at, action, detail) VALUES (?, ?, ?)',
       entry.at,
       entry.action,
@@ -442,7 +450,7 @@ export class SqliteStore implements PollerStore {
 
   private insertLedger(entries: LedgerEntry[]): void {
     for (const entry of entries) {
-      this.sql.exec(
+      this.write(
         'INSERT OR IGNORE INTO ledger (id, version, version_ms) VALUES (?, ?, ?)',
         entry.id,
         entry.version,
@@ -452,7 +460,7 @@ export class SqliteStore implements PollerStore {
   }
 
   private insertRun(run: RunRecord): void {
-    this.sql.exec(
+    this.write(
       `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, error, checkpoint)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.epoch,
@@ -467,7 +475,7 @@ export class SqliteStore implements PollerStore {
       run.error,
       run.checkpoint,
     );
-    this.sql.exec('DELETE FROM runs WHERE seq <= (SELECT MAX(seq) FROM runs) - ?', HISTORY_LIMIT);
+    this.write('DELETE FROM runs WHERE seq <= (SELECT MAX(seq) FROM runs) - ?', HISTORY_LIMIT);
   }
 
   private row(): StateRow {

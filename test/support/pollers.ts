@@ -74,6 +74,22 @@ export const TEST_POLLERS = {
     source: stripeSource,
     deliver: webhook,
   },
+  poison: { cron: '*/5 * * * *', max_attempts: 3, source: seedSource, deliver: webhook },
+  batched: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, params: { per_page: '250' } },
+    deliver: { ...webhook, batch: 100 },
+  },
+  ordered: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, params: { per_page: '100' } },
+    deliver: { ...webhook, concurrency: 6 },
+  },
+  queued: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, params: { per_page: '50' } },
+    deliver: { type: 'queue', binding: 'DELIVERY_QUEUE', name: 'demo-sessions', batch: 50 },
+  },
   seed_small: { cron: '* * * * *', max_subrequests: 4, source: seedSource, deliver: webhook },
   needs_secret: {
     cron: '* * * * *',

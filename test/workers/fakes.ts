@@ -113,7 +113,18 @@ export interface Delivery {
 /** A webhook receiver that records deliveries and fails the ones it is told to. */
 export class FakeReceiver {
   readonly deliveries: Delivery[] = [];
+  /** Requests received (a batch is one request), with their headers and parsed body. */
+  readonly requests: { headers: Headers; body: string; size: number }[] = [];
   private readonly failures = new Map<string, { status: number; times: number }>();
+  /** Fails each request with this probability (a 503), from a seeded random source. */
+  flaky?: { rate: number; random: () => number };
+  /** Keeps each request open a moment, so concurrent ones overlap. */
+  delayMs = 0;
+  maxInFlight = 0;
+  /** Ids that had two versions in flight at once (must stay empty). */
+  readonly overlaps: string[] = [];
+  private inFlight = 0;
+  private readonly inFlightIds = new Set<string>();
 
   /** Answers `status` to the next `times` deliveries of record `id`. */
   fail(id: string, status: number, times = 1): void {
@@ -122,25 +133,54 @@ export class FakeReceiver {
 
   async handle(request: Request): Promise<Response> {
     const body = await request.text();
-    const parsed = JSON.parse(body) as { id: string; version: string };
-    const failure = this.failures.get(parsed.id);
-    if (failure && failure.times > 0) {
-      failure.times -= 1;
-      return new Response('receiver says no', { status: failure.status });
+    const parsed = JSON.parse(body) as Envelope | Envelope[];
+    const envelopes = Array.isArray(parsed) ? parsed : [parsed];
+    this.requests.push({ headers: request.headers, body, size: envelopes.length });
+    for (const envelope of envelopes) {
+      if (this.inFlightIds.has(envelope.id)) this.overlaps.push(envelope.id);
+      this.inFlightIds.add(envelope.id);
     }
-    this.deliveries.push({
-      id: parsed.id,
-      version: parsed.version,
-      key: request.headers.get('webhook-id') ?? '',
-      body,
-      headers: request.headers,
-    });
-    return new Response(null, { status: 204 });
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      for (const envelope of envelopes) {
+        const failure = this.failures.get(envelope.id);
+        if (failure && failure.times > 0) {
+          failure.times -= 1;
+          return new Response('receiver says no', { status: failure.status });
+        }
+      }
+      if (this.flaky && this.flaky.random() < this.flaky.rate) {
+        return new Response('flaky receiver', { status: 503 });
+      }
+      for (const envelope of envelopes) {
+        this.deliveries.push({
+          id: envelope.id,
+          version: envelope.version,
+          key: Array.isArray(parsed)
+            ? envelope.idempotency_key
+            : (request.headers.get('webhook-id') ?? ''),
+          body,
+          headers: request.headers,
+        });
+      }
+      return new Response(null, { status: 204 });
+    } finally {
+      this.inFlight -= 1;
+      for (const envelope of envelopes) this.inFlightIds.delete(envelope.id);
+    }
   }
 
   ids(): string[] {
     return this.deliveries.map((d) => d.id);
   }
+}
+
+interface Envelope {
+  id: string;
+  version: string;
+  idempotency_key: string;
 }
 
 /** Anything that answers requests for one host. */

@@ -100,7 +100,9 @@ describe('R12: failing politely', () => {
     await poller.tick();
     const status = await poller.status();
     expect(status.last_run?.outcome).toBe('failed');
-    expect(status.last_run?.error).toContain('delivery: POST https://receiver.test/hooks: HTTP 403');
+    expect(status.last_run?.error).toContain(
+      'delivery: POST https://receiver.test/hooks: HTTP 403',
+    );
     expect(status.state).toBe('misconfigured');
     expect(status.dead_letters.count).toBe(0);
     expect(await poller.checkpoint()).toBe(start);

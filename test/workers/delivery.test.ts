@@ -1,0 +1,326 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handlers } from '../../src/handlers/index.ts';
+import worker from '../../src/index.ts';
+import { TEST_SECRETS } from '../support/pollers.ts';
+import { seededRandom } from '../support/rng.ts';
+import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
+
+const MINUTE = 60_000;
+let upstream: FakeUpstream;
+let receiver: FakeReceiver;
+
+beforeEach(() => {
+  ({ upstream, receiver } = installFakes());
+});
+
+const admin = (path: string, init: RequestInit = {}, token = TEST_SECRETS.ADMIN_TOKEN) =>
+  exports.default.fetch(`https://tidemark.test${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  });
+
+describe('R8: dead letters', () => {
+  it('dead-letters a poison update after exactly max_attempts runs while the rest of the stream flows', async () => {
+    const poller = newPoller('poison', 'poison'); // max_attempts 3; the routes find it by name
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.add('poison-1', start + MINUTE);
+    upstream.add('good-1', start + 2 * MINUTE);
+    receiver.fail('poison-1', 500, 99);
+
+    await poller.tick(); // attempt 1
+    expect((await poller.status()).dead_letters.count).toBe(0);
+    upstream.add('good-2', Date.now() - 1_000);
+    await poller.retryNow(); // attempt 2
+    expect((await poller.status()).dead_letters.count).toBe(0);
+    expect(await poller.checkpoint()).toBe(start); // held by the poison update
+    await poller.retryNow(); // attempt 3: dead letter, and C moves on
+
+    const status = await poller.status();
+    expect(status.last_run).toMatchObject({ outcome: 'success', dead_lettered: 1 });
+    expect(status.dead_letters.count).toBe(1);
+    expect(status.dead_letters.oldest).not.toBeNull();
+    expect(await poller.checkpoint()).toBeGreaterThan(start);
+    expect(receiver.ids().sort()).toEqual(['good-1', 'good-2']);
+
+    // The admin API lists it, with its record, key, error and attempts.
+    const listed = (await (await admin('/pollers/poison/dead-letters')).json()) as {
+      items: { key: string; attempts: number; error: string; record: { id: string } }[];
+    };
+    expect(listed.items).toHaveLength(1);
+    const [letter] = listed.items;
+    expect(letter).toMatchObject({ attempts: 3, record: { id: 'poison-1' } });
+    expect(letter?.error).toContain('HTTP 500');
+    const key = letter?.key ?? '';
+    expect(key).toMatch(/^poison:poison-1:/);
+
+    // Read-only and missing tokens cannot touch it.
+    expect(
+      (await admin('/pollers/poison/dead-letters', {}, TEST_SECRETS.STATUS_TOKEN)).status,
+    ).toBe(403);
+    expect(
+      (await exports.default.fetch('https://tidemark.test/pollers/poison/dead-letters')).status,
+    ).toBe(401);
+
+    // Replay while the receiver still fails: 502, still there, one more attempt.
+    const path = `/pollers/poison/dead-letters/${encodeURIComponent(key)}`;
+    const failed = await admin(`${path}/replay`, { method: 'POST' });
+    expect(failed.status).toBe(502);
+    expect((await poller.status()).dead_letters.count).toBe(1);
+
+    // The receiver is fixed: replay delivers it and removes it, and the audit log says so.
+    receiver.fail('poison-1', 500, 0);
+    const replayed = await admin(`${path}/replay`, { method: 'POST' });
+    expect(replayed.status).toBe(200);
+    expect(receiver.ids()).toContain('poison-1');
+    const after = await poller.status();
+    expect(after.dead_letters.count).toBe(0);
+    expect(after.audit.map((entry) => entry.action)).toEqual([
+      'dead_letter.replayed',
+      'dead_letter.replay_failed',
+    ]);
+    expect((await admin(`${path}/replay`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it('discards a dead letter only with a reason, and keeps the reason in the audit log', async () => {
+    const poller = newPoller('poison', `poison-discard`);
+    // This object is not the one the routes address; drive it directly.
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.add('bad', start + MINUTE);
+    receiver.fail('bad', 422, 99);
+    await poller.tick();
+    await poller.retryNow();
+    await poller.retryNow();
+    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    expect(letter?.attempts).toBe(3);
+    const result = await poller
+      .stub()
+      .discardDeadLetter('poison', letter?.key ?? '', 'customer deleted upstream');
+    expect(result.outcome).toBe('discarded');
+    const status = await poller.status();
+    expect(status.dead_letters.count).toBe(0);
+    expect(status.audit[0]).toMatchObject({
+      action: 'dead_letter.discarded',
+      detail: { reason: 'customer deleted upstream', id: 'bad' },
+    });
+  });
+
+  it('answers 400 to a discard without a reason or without JSON, and 404 to an unknown poller', async () => {
+    const path = '/pollers/poison/dead-letters/poison%3Ax%3A1';
+    expect((await admin(path, { method: 'DELETE', body: '{}' })).status).toBe(400);
+    expect((await admin(path, { method: 'DELETE', body: '{"reason":"  "}' })).status).toBe(400);
+    expect((await admin(path, { method: 'DELETE', body: 'nope' })).status).toBe(400);
+    expect((await admin(path, { method: 'DELETE', body: '{"reason":"gone"}' })).status).toBe(404);
+    expect((await admin('/pollers/nope/dead-letters')).status).toBe(404);
+    expect((await admin('/pollers/poison/dead-letters?limit=0')).status).toBe(400);
+  });
+});
+
+describe('webhook batches', () => {
+  it('sends batch = 100 as JSON arrays of at most 100 envelopes, each with its own key, signed per batch', async () => {
+    const poller = newPoller('batched'); // per_page 250, batch 100
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    for (let i = 0; i < 250; i += 1) upstream.add(`b${i}`, start + 1_000 + i);
+    receiver.fail('b0', 503, 1); // the first batch fails once, and is retried with the same id
+
+    await poller.tick();
+    await poller.retryNow();
+
+    expect(new Set(receiver.ids()).size).toBe(250);
+    const sizes = receiver.requests.map((request) => request.size);
+    expect(Math.max(...sizes)).toBe(100);
+    expect(sizes.filter((size) => size === 100).length).toBeGreaterThanOrEqual(2);
+    const first = receiver.requests[0];
+    const retried = receiver.requests.find(
+      (request, index) => index > 0 && request.body === first?.body,
+    );
+    expect(retried?.headers.get('webhook-id')).toBe(first?.headers.get('webhook-id'));
+    for (const request of receiver.requests) {
+      const headers = Object.fromEntries(request.headers.entries());
+      expect(headers['webhook-id']).toMatch(/^batch_[0-9a-f]{32}$/);
+      expect(headers['tidemark-batch-id']).toBe(headers['webhook-id']);
+      expect(() =>
+        new Webhook(TEST_SECRETS.WEBHOOK_SECRET).verify(request.body, headers),
+      ).not.toThrow();
+      const envelopes = JSON.parse(request.body) as {
+        id: string;
+        version: string;
+        idempotency_key: string;
+      }[];
+      for (const envelope of envelopes) {
+        expect(envelope.idempotency_key).toBe(`batched:${envelope.id}:${envelope.version}`);
+      }
+    }
+  });
+});
+
+describe('concurrency and order', () => {
+  it('delivers with bounded concurrency, never two versions of one id at once, older first', async () => {
+    const poller = newPoller('ordered'); // concurrency 6
+    receiver.delayMs = 2;
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    for (let version = 0; version < 3; version += 1) {
+      for (let id = 0; id < 12; id += 1)
+        upstream.add(`o${id}`, start + 1_000 + version * 1_000 + id);
+    }
+
+    await poller.tick();
+
+    expect(receiver.deliveries).toHaveLength(36);
+    expect(receiver.overlaps).toEqual([]);
+    expect(receiver.maxInFlight).toBeGreaterThan(1);
+    expect(receiver.maxInFlight).toBeLessThanOrEqual(6);
+    for (let id = 0; id < 12; id += 1) {
+      const versions = receiver.deliveries
+        .filter((d) => d.id === `o${id}`)
+        .map((d) => Date.parse(d.version));
+      expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    }
+  });
+
+  it('holds back newer versions of an id while an older one fails', async () => {
+    const poller = newPoller('ordered');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.add('x', start + 1_000);
+    upstream.add('x', start + 2_000);
+    upstream.add('y', start + 1_500);
+    receiver.fail('x', 500, 1);
+    await poller.tick();
+    expect(receiver.ids()).toEqual(['y']); // x@2 waited for x@1
+    await poller.retryNow();
+    expect(receiver.deliveries.filter((d) => d.id === 'x').map((d) => d.version)).toEqual([
+      new Date(start + 1_000).toISOString(),
+      new Date(start + 2_000).toISOString(),
+    ]);
+  });
+});
+
+describe('queue delivery', () => {
+  it('sends each record to the queue, and the consumer in this Worker runs the handler', async () => {
+    const poller = newPoller('queued'); // handler: demo-sessions (D1)
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    for (let i = 0; i < 5; i += 1) upstream.add(`queued_${i}`, start + MINUTE + i);
+    await poller.tick();
+    expect((await poller.status()).last_run).toMatchObject({ outcome: 'success', records: 5 });
+    await vi.waitUntil(
+      async () => {
+        const row = await env.DB.prepare(
+          "SELECT COUNT(*) AS n FROM session_versions WHERE id LIKE 'queued_%'",
+        ).first<{
+          n: number;
+        }>();
+        return row?.n === 5;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+  });
+
+  describe('the consumer', () => {
+    const original = handlers['demo-sessions'];
+    afterEach(() => {
+      if (original) handlers['demo-sessions'] = original;
+    });
+
+    const message = (id: string, attempts = 1) => ({
+      id: `m-${id}`,
+      timestamp: new Date(),
+      attempts,
+      body: {
+        poller: 'queued',
+        id,
+        version: '2026-11-01T00:00:00.000Z',
+        idempotency_key: `queued:${id}:2026-11-01T00:00:00.000Z`,
+        record: { id, updated_at: '2026-11-01T00:00:00.000Z' },
+      },
+    });
+
+    it('acks what the handler accepted and retries what it threw on, with the attempt number', async () => {
+      const seen: { id: string; attempt: number; key: string }[] = [];
+      handlers['demo-sessions'] = async (_record, context) => {
+        seen.push({ id: context.id, attempt: context.attempt, key: context.idempotencyKey });
+        if (context.id === 'boom') throw new Error('database is locked');
+      };
+      const batch = createMessageBatch('tidemark-deliveries', [
+        message('fine'),
+        message('boom', 3),
+        { ...message('junk'), body: { nope: 1 } as never },
+      ]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      const result = await getQueueResult(batch, ctx);
+      expect(result.explicitAcks).toEqual(['m-fine']);
+      expect(result.retryMessages.map((m) => m.msgId).sort()).toEqual(['m-boom', 'm-junk']);
+      expect(seen).toEqual([
+        { id: 'fine', attempt: 1, key: 'queued:fine:2026-11-01T00:00:00.000Z' },
+        { id: 'boom', attempt: 3, key: 'queued:boom:2026-11-01T00:00:00.000Z' },
+      ]);
+    });
+  });
+});
+
+describe('the ledger and the cost of a record', () => {
+  it('keeps ledger rows bounded and writes far less than one row per record in steady state', async () => {
+    const poller = newPoller('batched'); // batch 100: one request per 100 records
+    const base = Date.now() - 60 * MINUTE;
+    let records = 0;
+    const ledger: number[] = [];
+    const before = (await poller.stub().storageStats()).rowsWritten;
+    for (let run = 0; run < 20; run += 1) {
+      // Minute `run` of an hour: the last run started at its beginning, 100 updates since.
+      const minute = base + run * MINUTE;
+      await poller.setCheckpoint(minute);
+      for (let i = 0; i < 100; i += 1) upstream.add(`s${run}-${i}`, minute + i * 500);
+      records += 100;
+      await poller.tick();
+      ledger.push((await poller.stub().storageStats()).ledgerRows);
+    }
+    expect(new Set(receiver.ids()).size).toBe(records);
+    expect(receiver.deliveries).toHaveLength(records);
+    const written = (await poller.stub().storageStats()).rowsWritten - before;
+    expect(written / records).toBeLessThan(0.1);
+    expect(Math.max(...ledger)).toBeLessThan(5);
+  });
+});
+
+describe('done when: 10% transient failures and one poison record', () => {
+  it('delivers or dead-letters every update, and delivers none twice', async () => {
+    const poller = newPoller('poison'); // max_attempts 3
+    receiver.flaky = { rate: 0.1, random: seededRandom(42) };
+    const start = Date.now() - 120 * MINUTE;
+    await poller.setCheckpoint(start);
+    upstream.add('poison', start + 500);
+    receiver.fail('poison', 500, 1_000);
+    for (let i = 0; i < 300; i += 1) upstream.add(`u${i}`, start + 1_000 + i * 20_000);
+
+    await poller.tick();
+    for (
+      let retry = 0;
+      retry < 30 && (await poller.status()).next_wakeup?.reason === 'retry';
+      retry += 1
+    ) {
+      await poller.retryNow();
+    }
+
+    const status = await poller.status();
+    expect(status.last_run?.outcome).toBe('success');
+    const delivered = receiver.deliveries.map((d) => `${d.id}@${d.version}`);
+    expect(new Set(delivered).size).toBe(delivered.length); // no update twice
+    expect(status.dead_letters.count).toBe(1);
+    const dead = (await poller.stub().deadLetters('poison', 10)).items.map((letter) => letter.id);
+    expect(dead).toEqual(['poison']);
+    const handled = new Set([...delivered, `poison@${upstream.updates[0]?.updatedAt}`]);
+    expect(
+      upstream.updates.map((u) => `${u.id}@${u.updatedAt}`).filter((key) => !handled.has(key)),
+    ).toEqual([]);
+    expect(receiver.requests.length).toBeGreaterThan(300); // the 10% failures did happen
+  });
+});
