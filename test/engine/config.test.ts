@@ -267,6 +267,8 @@ describe('examples/wrangler.toml', () => {
     );
     for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
     const styles = loaded.pollers.map((entry) => (entry.ok ? entry.config.source.next.type : ''));
-    expect(styles.sort()).toEqual(['cursor', 'last_id', 'link', 'url']);
+    expect(styles.sort()).toEqual(['cursor', 'cursor', 'cursor', 'last_id', 'link', 'url']);
+    const deliveries = loaded.pollers.map((entry) => (entry.ok ? entry.config.deliver.type : ''));
+    expect(new Set(deliveries)).toEqual(new Set(['webhook', 'handler', 'queue']));
   });
 });
