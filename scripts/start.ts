@@ -85,9 +85,14 @@ async function waitForWorker(): Promise<void> {
   throw new Error(`the Worker did not answer on ${BASE} within a minute`);
 }
 
+let bearer: Record<string, string> = {};
+
 async function printAudit(): Promise<void> {
   try {
-    const audit = (await (await fetch(`${BASE}/demo/audit`)).json()) as Record<string, unknown>;
+    const audit = (await (await fetch(`${BASE}/demo/audit`, { headers: bearer })).json()) as Record<
+      string,
+      unknown
+    >;
     console.log(
       `audit demo_sessions  produced ${audit.produced}  delivered ${audit.delivered}  missing_below_checkpoint ${audit.missing_below_checkpoint}`,
     );
@@ -98,6 +103,7 @@ async function printAudit(): Promise<void> {
 
 async function main(): Promise<void> {
   const secrets = ensureDevVars();
+  bearer = { authorization: `Bearer ${secrets.STATUS_TOKEN ?? ''}` };
   const config = checkConfig({ secrets });
   if (config.errors.length > 0) {
     console.error('wrangler.toml POLLERS has errors:');
@@ -126,10 +132,12 @@ async function main(): Promise<void> {
   await waitForWorker();
   console.log(`
 tidemark is running on ${BASE}
-  status     curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/status
+  dashboard  ${BASE}/   (enter the admin token below)
   admin token (ADMIN_TOKEN, from .dev.vars): ${secrets.ADMIN_TOKEN ?? '(not set)'}
-  demo API   ${BASE}/demo/sessions?date_from=${new Date(Date.now() - 60_000).toISOString()}
-  audit      ${BASE}/demo/audit   (missing_below_checkpoint must stay 0)
+  status     curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/status
+  metrics    curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/metrics
+  health     ${BASE}/healthz
+  audit      curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/demo/audit   (missing_below_checkpoint must stay 0)
   crons      ${config.crons.join(', ')} fired locally on schedule; Ctrl-C stops
 `);
   for (const cron of config.crons) {

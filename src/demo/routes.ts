@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { requireToken } from '../http/auth.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit } from './audit.ts';
 
@@ -10,6 +11,8 @@ function upstream(env: Env) {
 
 /** The built-in demo upstream (`/demo/sessions`) and its audit (`/demo/audit`). */
 export const demoRoutes = new Hono<{ Bindings: Env }>()
+  // Behind the read token like every other route: the demo poller sends it as ${STATUS_TOKEN}.
+  .use('*', requireToken('read'))
   .get('/sessions', async (c) => {
     const from = parseTimestamp(c.req.query('date_from'));
     const toParam = c.req.query('date_to');

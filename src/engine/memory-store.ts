@@ -23,6 +23,7 @@ export class MemoryStore implements PollerStore {
     skewMs: null,
     rateLimitedUntil: null,
     stall: null,
+    paused: false,
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];

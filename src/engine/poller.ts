@@ -16,7 +16,8 @@ type LeaseResult =
 export type TriggerResult =
   | LeaseResult
   | { outcome: 'skipped'; reason: 'backing_off'; retryAt: number }
-  | { outcome: 'skipped'; reason: 'disabled' };
+  | { outcome: 'skipped'; reason: 'disabled' }
+  | { outcome: 'skipped'; reason: 'paused' };
 
 /**
  * The alarm is derived from storage, never remembered: a lease not yet started wants it now,
@@ -49,11 +50,22 @@ export class PollerEngine {
    * finds a live lease is skipped and counted, never queued (R4).
    */
   async trigger(kind: TriggerKind): Promise<TriggerResult> {
+    const result = this.admit(kind);
+    await this.rearm();
+    return result;
+  }
+
+  /** Decides a trigger, synchronously: skipped (and counted) or granted the lease. */
+  private admit(kind: TriggerKind): TriggerResult {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
     if (!this.ctx.config.enabled) {
       this.skip(kind, now, 'the poller is disabled (enabled = false)');
       return { outcome: 'skipped', reason: 'disabled' };
+    }
+    if (state.paused) {
+      this.skip(kind, now, 'the poller is paused (POST /pollers/:name/resume)');
+      return { outcome: 'skipped', reason: 'paused' };
     }
     const holdOff = kind === 'cron' && !state.lease.held ? holdOffUntil(state, now) : null;
     if (holdOff !== null) {
@@ -69,7 +81,6 @@ export class PollerEngine {
         `lease held by run ${result.lease.epoch} until ${iso(result.lease.expiresAt)}`,
       );
     }
-    await this.rearm();
     return result;
   }
 
@@ -77,9 +88,9 @@ export class PollerEngine {
   async onAlarm(): Promise<RunRecord | null> {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
-    if (!this.ctx.config.enabled) {
-      // Disabled: no retry, continuation or recovery runs; a trigger after re-enabling
-      // recovers a lease left behind.
+    if (!this.ctx.config.enabled || (state.paused && !state.lease.held)) {
+      // Disabled or paused: no retry, continuation or recovery runs; a trigger after
+      // re-enabling recovers a lease left behind. A run already going finishes.
       await this.alarm.set(null);
       return null;
     }
@@ -99,6 +110,24 @@ export class PollerEngine {
     }
     await this.rearm();
     return null;
+  }
+
+  /**
+   * "Run now" (admin): takes the lease like any trigger and runs in this call, so the caller
+   * gets the run's outcome; or says why it was skipped and who holds the lease.
+   */
+  async runNow(): Promise<TriggerResult | { outcome: 'ran'; run: RunRecord }> {
+    // No await between the grant and the start: the alarm cannot start this run as well.
+    const reply = this.admit('manual');
+    if (reply.outcome !== 'started') {
+      await this.rearm();
+      return reply;
+    }
+    const lease = this.ctx.store.read().lease;
+    const run = await this.run(lease);
+    if (run === null)
+      return { outcome: 'skipped', reason: 'lease_held', lease: this.ctx.store.read().lease };
+    return { outcome: 'ran', run };
   }
 
   /** Sets the alarm to what storage says comes next. */

@@ -130,6 +130,8 @@ export interface PollerState {
   rateLimitedUntil: number | null;
   /** The last window a run had to stop in without moving C, and how far it got. */
   stall: Stall | null;
+  /** An admin paused the poller: every trigger is skipped until it is resumed. */
+  paused: boolean;
 }
 
 /** A stopped window's depth, to tell a slow but advancing window from one that never ends. */

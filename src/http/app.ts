@@ -1,27 +1,25 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { demoRoutes } from '../demo/routes.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { deadLetterRoutes } from './routes/dead-letters.ts';
+import { healthRoutes } from './routes/healthz.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { pollerRoutes } from './routes/pollers.ts';
 import { statusRoutes } from './routes/status.ts';
 
-/** The Worker's HTTP face: status (and, later, admin, metrics, dashboard) plus the demo upstream. */
+/**
+ * The Worker's HTTP face: the dashboard, /healthz (the one public route), metrics, status,
+ * the admin API, and the built-in demo upstream. Every route but /healthz and the
+ * dashboard's empty page needs a token.
+ */
 export const app = new Hono<{ Bindings: Env }>()
-  .get('/', (c) =>
-    c.json({
-      name: 'tidemark',
-      routes: [
-        'GET /status',
-        'GET /status/:poller',
-        'GET /pollers/:name/dead-letters',
-        'POST /pollers/:name/dead-letters/:key/replay',
-        'DELETE /pollers/:name/dead-letters/:key',
-        'GET /demo/sessions',
-        'GET /demo/audit',
-      ],
-    }),
-  )
+  .route('/', dashboardRoutes)
+  .route('/healthz', healthRoutes)
+  .route('/metrics', metricsRoutes)
   .route('/status', statusRoutes)
   .route('/pollers', deadLetterRoutes)
+  .route('/pollers', pollerRoutes)
   .route('/demo', demoRoutes)
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {

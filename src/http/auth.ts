@@ -8,6 +8,8 @@ export type Access = 'read' | 'admin';
  */
 export function requireToken(access: Access): MiddlewareHandler<{ Bindings: Env }> {
   return async (c, next) => {
+    // public_status = true opens the read-only routes (see the README for the risk).
+    if (access === 'read' && isPublic(c.env)) return next();
     const names =
       access === 'admin' ? (['ADMIN_TOKEN'] as const) : (['STATUS_TOKEN', 'ADMIN_TOKEN'] as const);
     const tokens = names.map((name) => c.env[name]).filter((token): token is string => !!token);
@@ -47,4 +49,10 @@ async function sameSecret(presented: string, expected: string): Promise<boolean>
     crypto.subtle.digest('SHA-256', encoder.encode(expected)),
   ]);
   return crypto.subtle.timingSafeEqual(a, b);
+}
+
+/** The top-level var `public_status = true` (or "true"). */
+function isPublic(env: Env): boolean {
+  const value = (env as unknown as Record<string, unknown>).public_status;
+  return value === true || value === 'true';
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunRecord } from '../engine/ports.ts';
+import { audit, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
   listDeadLetters,
@@ -55,6 +56,39 @@ export class Poller extends DurableObject<Env> {
   /** The run history, newest first. */
   async runs(limit: number): Promise<RunRecord[]> {
     return this.store.runs(limit);
+  }
+
+  /** Runs now and answers with the run's outcome, or says why it was skipped (admin). */
+  async runNow(name: string) {
+    this.rememberName(name);
+    const engine = this.engine(name);
+    if (!engine.ok) return { outcome: 'misconfigured' as const, errors: engine.errors };
+    const reply = await engine.engine.runNow();
+    audit(
+      this.store,
+      name,
+      'run.manual',
+      { outcome: reply.outcome === 'ran' ? reply.run.outcome : reply.outcome },
+      Date.now(),
+    );
+    return reply;
+  }
+
+  /** Pauses (every trigger skipped) or resumes the poller (admin). */
+  async setPaused(name: string, paused: boolean, reason: string | null) {
+    this.rememberName(name);
+    this.store.setPaused(paused);
+    audit(this.store, name, paused ? 'poller.paused' : 'poller.resumed', { reason }, Date.now());
+    const engine = this.engine(name);
+    if (engine.ok) await engine.engine.rearm();
+    else if (paused) await this.ctx.storage.deleteAlarm();
+    return { paused };
+  }
+
+  /** Moves the checkpoint by hand (admin): a backfill, or with force a skip forward. */
+  async moveCheckpoint(name: string, request: { at: number; reason: string; force: boolean }) {
+    this.rememberName(name);
+    return moveCheckpoint(this.store, name, request, Date.now());
   }
 
   /** What this object has written to storage since it started, for cost checks. */

@@ -86,6 +86,8 @@ export const MIGRATIONS: readonly string[] = [
      action TEXT NOT NULL,
      detail TEXT NOT NULL
    );`,
+  // 4: an admin can pause a poller.
+  `ALTER TABLE poller_state ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

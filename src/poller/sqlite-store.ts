@@ -33,6 +33,7 @@ type StateRow = {
   rate_limited_until: number | null;
   stall_from: number | null;
   stall_pages: number | null;
+  paused: number;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -168,7 +169,30 @@ export class SqliteStore implements PollerStore {
         row.stall_from === null || row.stall_pages === null
           ? null
           : { from: row.stall_from, pages: row.stall_pages },
+      paused: row.paused === 1,
     };
+  }
+
+  /** Pauses or resumes the poller (an admin action, not a run's: not fenced). */
+  setPaused(paused: boolean): void {
+    this.write('UPDATE poller_state SET paused = ? WHERE id = 1', paused ? 1 : 0);
+  }
+
+  /**
+   * Moves C by hand, unless a lease is held (the run would overwrite it). Backward is a
+   * backfill: the ledger is cleared so that the window is delivered again in full.
+   */
+  moveCheckpoint(at: number): boolean {
+    return this.storage.transactionSync(() => {
+      const moved = this.write(
+        'UPDATE poller_state SET checkpoint = ?, stall_from = NULL, stall_pages = NULL WHERE id = 1 AND lease_held = 0',
+        at,
+      );
+      if (moved === 0) return false;
+      this.write('DELETE FROM ledger');
+      this.write('DELETE FROM delivery_failures');
+      return true;
+    });
   }
 
   acquire(expectedEpoch: number, lease: Lease): boolean {

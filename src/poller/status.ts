@@ -6,7 +6,7 @@ import type { Counters } from './sqlite-store.ts';
 /** What `GET /status/:poller` shows. Never a secret, never a record. */
 export interface PollerStatus {
   name: string;
-  /** ok | running | lagging | failing | misconfigured */
+  /** ok | running | lagging | failing | paused | misconfigured */
   state: PollerHealth;
   config_errors: string[];
   /** Things that are not failures yet but deserve a look (clock skew). */
@@ -25,11 +25,13 @@ export interface PollerStatus {
   /** Updates kept out of the poll loop (R8): how many, and since when. */
   dead_letters: { count: number; oldest: string | null };
   counters: Counters;
+  /** Paused by an admin. */
+  paused: boolean;
   /** The latest admin actions, newest first. */
   audit: { at: string; action: string; detail: Json }[];
 }
 
-export type PollerHealth = 'ok' | 'running' | 'lagging' | 'failing' | 'misconfigured';
+export type PollerHealth = 'ok' | 'running' | 'lagging' | 'failing' | 'paused' | 'misconfigured';
 
 export interface RunView {
   epoch: number;
@@ -78,6 +80,7 @@ export function healthOf(input: {
   const { state, config } = input;
   if (input.configErrors.length > 0 || state.wakeup?.failure === 'misconfigured')
     return 'misconfigured';
+  if (state.paused) return 'paused';
   if (state.lease.held) return 'running';
   if (state.failures > 0 || state.wakeup?.reason === 'retry') return 'failing';
   if (config && state.checkpoint !== null && input.now - state.checkpoint > config.alert_after)
@@ -129,6 +132,7 @@ export function buildStatus(input: {
         : null,
     dead_letters: { count: input.deadLetters.count, oldest: iso(input.deadLetters.oldest) },
     counters: input.counters,
+    paused: state.paused,
     audit: input.audit.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })),
   };
 }

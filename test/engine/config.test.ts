@@ -244,7 +244,11 @@ describe('wrangler.toml', () => {
   it('declares pollers that are valid, with every cron listed in [triggers].crons', () => {
     const config = unstable_readConfig({ config: 'wrangler.toml' });
     const crons = config.triggers.crons ?? [];
-    const loaded = loadPollers({ ...(config.vars as Record<string, unknown>), ...ENV }, { crons });
+    const secrets = { ...ENV, STATUS_TOKEN: 'set-with-wrangler-secret' };
+    const loaded = loadPollers(
+      { ...(config.vars as Record<string, unknown>), ...secrets },
+      { crons },
+    );
     expect(loaded.errors).toEqual([]);
     for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
     expect(loaded.pollers.map((p) => p.name)).toContain('demo_sessions');

@@ -135,6 +135,7 @@ export const TEST_POLLERS = {
       to_param: 'date_to',
       items: 'sessions',
       params: { limit: '50' },
+      headers: { Authorization: 'Bearer ${STATUS_TOKEN}' },
       next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
     },
     deliver: { type: 'handler', name: 'demo-sessions' },

@@ -1,6 +1,7 @@
 import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../src/demo/audit.ts';
+import { TEST_SECRETS } from '../support/pollers.ts';
 import { newPoller } from './poller.ts';
 
 describe('the built-in demo', () => {
@@ -23,11 +24,11 @@ describe('the built-in demo', () => {
     expect([...times].sort((a, b) => a - b)).toEqual(times);
   });
 
-  it('answers 400 to a request without a valid date_from', async () => {
-    const response = await exports.default.fetch(
-      'https://tidemark.test/demo/sessions?date_from=soon',
-    );
-    expect(response.status).toBe(400);
+  it('answers 401 without the read token, and 400 to a request without a valid date_from', async () => {
+    const url = 'https://tidemark.test/demo/sessions?date_from=soon';
+    expect((await exports.default.fetch(url)).status).toBe(401); // behind the read token too
+    const headers = { authorization: `Bearer ${TEST_SECRETS.STATUS_TOKEN}` };
+    expect((await exports.default.fetch(url, { headers })).status).toBe(400);
   });
 
   it('polls the demo upstream through the SELF binding into D1 with nothing missing below the checkpoint', async () => {

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { loadPollers } from '../../config/load.ts';
 import { requireToken } from '../auth.ts';
+import { knownPoller, pollerObject } from '../known-poller.ts';
+import { readJson } from '../read-json.ts';
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -17,24 +18,24 @@ const discardBody = z.strictObject({
  * Admin only: a dead letter holds a whole record.
  */
 export const deadLetterRoutes = new Hono<{ Bindings: Env }>()
-  .use('*', requireToken('admin'))
-  .use('/:name/*', async (c, next) => {
-    const name = c.req.param('name') ?? '';
-    const known = loadPollers(c.env as unknown as Record<string, unknown>).pollers.some(
-      (entry) => entry.name === name,
-    );
-    if (!known) return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
-    return next();
-  })
+  .use('/:name/dead-letters', requireToken('admin'), knownPoller)
+  .use('/:name/dead-letters/*', requireToken('admin'), knownPoller)
   .get('/:name/dead-letters', async (c) => {
     const query = listQuery.safeParse(c.req.query());
-    if (!query.success) return c.json({ error: explain(query.error) }, 400);
+    if (!query.success) {
+      const error = query.error.issues
+        .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+        .join('; ');
+      return c.json({ error }, 400);
+    }
     const name = c.req.param('name');
-    return c.json(await poller(c.env, name).deadLetters(name, query.data.limit, query.data.cursor));
+    return c.json(
+      await pollerObject(c.env, name).deadLetters(name, query.data.limit, query.data.cursor),
+    );
   })
   .post('/:name/dead-letters/:key/replay', async (c) => {
     const name = c.req.param('name');
-    const result = await poller(c.env, name).replayDeadLetter(name, c.req.param('key'));
+    const result = await pollerObject(c.env, name).replayDeadLetter(name, c.req.param('key'));
     const status = {
       delivered: 200,
       not_found: 404,
@@ -45,29 +46,13 @@ export const deadLetterRoutes = new Hono<{ Bindings: Env }>()
     return c.json(result, status[result.outcome]);
   })
   .delete('/:name/dead-letters/:key', async (c) => {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      return c.json({ error: 'the body must be JSON: { "reason": "…" }' }, 400);
-    }
-    const body = discardBody.safeParse(raw);
-    if (!body.success) return c.json({ error: explain(body.error) }, 400);
+    const body = await readJson(c, discardBody);
+    if (!body.ok) return body.response;
     const name = c.req.param('name');
-    const result = await poller(c.env, name).discardDeadLetter(
+    const result = await pollerObject(c.env, name).discardDeadLetter(
       name,
       c.req.param('key'),
-      body.data.reason,
+      body.value.reason,
     );
     return c.json(result, result.outcome === 'discarded' ? 200 : 404);
   });
-
-function poller(env: Env, name: string) {
-  return env.POLLER.get(env.POLLER.idFromName(name));
-}
-
-function explain(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
-    .join('; ');
-}
