@@ -38,6 +38,10 @@ export function runChart(runs: RunView[]) {
           width="${barWidth.toFixed(1)}" height="${(HEIGHT - PAD - y(count, maxRecords)).toFixed(1)}"><title>${count} records</title></rect>`,
     )}
     <polyline class="lag" points="${line}" />
+    ${lags.map(
+      (lag, index) =>
+        html`<circle class="lag-point" cx="${x(index).toFixed(1)}" cy="${y(lag, maxLag).toFixed(1)}" r="2.5"><title>lag ${Math.round(lag)}s</title></circle>`,
+    )}
     <text x="${PAD}" y="12">lag (max ${Math.round(maxLag)}s)</text>
     <text x="${WIDTH - PAD}" y="12" text-anchor="end">records/run (max ${maxRecords})</text>
   </svg>`;

@@ -25,6 +25,7 @@ export function dashboardShell() {
   .state.paused { background: #e9e4f5; }
   .chart { width: 100%; max-width: 560px; height: 110px; }
   .chart .bar { fill: #b6d0f7; } .chart .lag { fill: none; stroke: #d9480f; stroke-width: 2; }
+  .chart .lag-point { fill: #d9480f; }
   .chart text { font-size: 10px; fill: #6a737d; }
   figure { margin: 1rem 0; } figcaption { font-weight: 600; }
   button { cursor: pointer; }
@@ -39,6 +40,7 @@ export function dashboardShell() {
   <button type="button" id="forget">Forget token</button>
 </form>
 <p id="message" class="muted">Enter a token to see the pollers.</p>
+<p id="notice" role="status"></p>
 <div id="panel"></div>
 <script>${raw(CLIENT)}</script>
 </body>
@@ -49,6 +51,7 @@ const CLIENT = `
 const key = 'tidemark-token';
 const panel = document.getElementById('panel');
 const message = document.getElementById('message');
+const notice = document.getElementById('notice');
 const headers = () => ({ authorization: 'Bearer ' + sessionStorage.getItem(key) });
 async function refresh() {
   if (!sessionStorage.getItem(key)) return;
@@ -78,7 +81,7 @@ panel.addEventListener('click', async (event) => {
   const path = '/pollers/' + encodeURIComponent(button.dataset.poller) + '/' + button.dataset.action;
   const response = await fetch(path, { method: 'POST', headers: headers() });
   const body = await response.json().catch(() => ({}));
-  message.textContent = button.dataset.action + ' ' + button.dataset.poller + ': ' + (body.outcome || body.error || response.status);
+  notice.textContent = button.dataset.action + ' ' + button.dataset.poller + ': ' + (body.outcome || body.error || response.status);
   await refresh();
 });
 refresh();
