@@ -48,15 +48,19 @@ export class QueueDeliverer implements Deliverer {
         error: `queue ${this.binding}: the message for ${tooBig.body.id}@${tooBig.body.version} is ${tooBig.bytes} bytes, over the 128 KB a queue message may hold`,
       };
     }
+    let sent = 0;
     try {
       for (const part of splitBySize(messages)) {
         await this.queue.sendBatch(
           part.map((message) => ({ body: message.body, contentType: 'json' })),
         );
+        sent += part.length;
       }
       return { kind: 'delivered' };
     } catch (error) {
-      return { kind: 'retry', error: `queue ${this.binding}: sendBatch failed: ${String(error)}` };
+      // The parts already accepted are delivered; only the rest is retried.
+      const message = `queue ${this.binding}: sendBatch failed: ${String(error)}`;
+      return { kind: 'retry', error: message, deliveredPrefix: sent };
     }
   }
 }

@@ -1,10 +1,13 @@
-/** What a delivery attempt came to (SEMANTICS.md, "What each failure gets"). */
+/**
+ * What a delivery attempt came to (SEMANTICS.md, "What each failure gets"). A batch that
+ * got partly through (a queue batch sent in parts) says how many of its first items made it.
+ */
 export type DeliveryResult =
   | { kind: 'delivered' }
   /** 5xx, timeout, 408, 429, network: retried next run, counts toward max_attempts. */
-  | { kind: 'retry'; error: string }
+  | { kind: 'retry'; error: string; deliveredPrefix?: number }
   /** 400, 409, 422 and other 4xx: counts toward max_attempts, then a dead letter. */
-  | { kind: 'rejected'; error: string }
+  | { kind: 'rejected'; error: string; deliveredPrefix?: number }
   /** 401, 403, 404: the receiver is misconfigured; the run fails instead of dead-lettering everything. */
   | { kind: 'misconfigured'; error: string };
 

@@ -1,4 +1,5 @@
 import type { BudgetStop, RunBudget } from './budget.ts';
+import type { DeliveryResult } from './classify.ts';
 import { idempotencyKey } from './idempotency.ts';
 import {
   type DeliveryItem,
@@ -25,6 +26,24 @@ export interface PageDelivery {
 }
 
 /**
+ * The oldest version still failing, per id, across the pages and runs of a window: a newer
+ * version of that id waits for it, so the receiver never gets two versions out of order.
+ */
+export type OlderFailing = Map<string, number>;
+
+/** Seeds OlderFailing from the failures stored by earlier runs. */
+export function olderFailing(failing: Map<string, FailingUpdate>): OlderFailing {
+  const oldest: OlderFailing = new Map();
+  for (const failure of failing.values()) {
+    oldest.set(
+      failure.id,
+      Math.min(oldest.get(failure.id) ?? Number.POSITIVE_INFINITY, failure.versionMs),
+    );
+  }
+  return oldest;
+}
+
+/**
  * Delivers a page's new updates: in rounds (the n-th version of every id in round n, so
  * two versions of one id are never in flight together and the older goes first), each round
  * in batches of `deliver.batch`, up to `deliver.concurrency` batches at once. A version
@@ -36,6 +55,7 @@ export async function deliverPage(
   epoch: number,
   updates: Update[],
   failing: Map<string, FailingUpdate>,
+  older: OlderFailing,
   budget: RunBudget,
 ): Promise<PageDelivery> {
   const result: PageDelivery = {
@@ -44,13 +64,14 @@ export async function deliverPage(
     retryable: [],
     deadLettered: 0,
   };
-  const blocked = new Set<string>(); // ids with a failing older version in this page
   const batchSize = ctx.config.deliver.type === 'handler' ? 1 : ctx.config.deliver.batch;
   const concurrency = ctx.config.deliver.concurrency;
+  const done = () => Boolean(result.stop || result.misconfigured || result.fenced);
 
   for (const round of rounds(updates)) {
     const ready = round.filter((update) => {
-      if (!blocked.has(update.id)) return true;
+      const oldest = older.get(update.id);
+      if (oldest === undefined || oldest >= update.versionMs) return true;
       result.retryable.push(
         `${update.id}@${update.version}: waits for an older version of ${update.id}`,
       );
@@ -59,18 +80,13 @@ export async function deliverPage(
     const batches = chunk(ready, batchSize);
     let next = 0;
     const worker = async () => {
-      while (next < batches.length && !result.stop && !result.misconfigured && !result.fenced) {
+      while (next < batches.length && !done()) {
         const batch = batches[next++] ?? [];
-        const stop = budget.take(ctx.now());
-        if (stop) {
-          result.stop = stop;
-          return;
-        }
-        await deliverBatch(ctx, epoch, batch, failing, result, blocked);
+        await deliverBatch(ctx, epoch, batch, failing, older, budget, result);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
-    if (result.stop || result.misconfigured || result.fenced) break;
+    if (done()) break;
   }
   return result;
 }
@@ -80,9 +96,15 @@ async function deliverBatch(
   epoch: number,
   batch: Update[],
   failing: Map<string, FailingUpdate>,
+  older: OlderFailing,
+  budget: RunBudget,
   result: PageDelivery,
-  blocked: Set<string>,
 ): Promise<void> {
+  const stop = budget.take(ctx.now());
+  if (stop) {
+    result.stop = stop;
+    return;
+  }
   const items: DeliveryItem[] = batch.map((update) => {
     const key = idempotencyKey(ctx.poller, update.id, update.version);
     return { update, idempotencyKey: key, attempt: (failing.get(key)?.attempts ?? 0) + 1 };
@@ -97,51 +119,101 @@ async function deliverBatch(
     result.misconfigured ??= outcome.error;
     return;
   }
-  const now = ctx.now();
-  for (const item of items) {
-    const { update } = item;
-    const ledger = ledgerKey(update.id, update.version);
-    const before = failing.get(item.idempotencyKey);
-    let written = true;
-    if (outcome.kind === 'delivered') {
-      result.delivered.push(update);
-      result.handled.add(ledger);
-      if (before) written = ctx.store.clearFailure(epoch, item.idempotencyKey);
-    } else if (item.attempt >= ctx.config.max_attempts) {
-      written = ctx.store.deadLetter(epoch, {
-        key: item.idempotencyKey,
-        kind: 'delivery',
-        id: update.id,
-        version: update.version,
-        versionMs: update.versionMs,
-        record: update.record,
-        error: outcome.error,
-        attempts: item.attempt,
-        firstFailure: before?.firstFailure ?? now,
-        lastFailure: now,
-      });
-      result.handled.add(ledger);
-      result.deadLettered += 1;
-    } else {
-      const failure = {
-        key: item.idempotencyKey,
-        id: update.id,
-        version: update.version,
-        versionMs: update.versionMs,
-        attempts: item.attempt,
-        firstFailure: before?.firstFailure ?? now,
-        lastFailure: now,
-        lastError: outcome.error,
-      };
-      written = ctx.store.recordFailure(epoch, failure);
-      failing.set(item.idempotencyKey, failure);
-      blocked.add(update.id);
-      result.retryable.push(
-        `${update.id}@${update.version} (attempt ${item.attempt}): ${outcome.error}`,
-      );
+  const deliveredCount =
+    outcome.kind === 'delivered' ? items.length : (outcome.deliveredPrefix ?? 0);
+  const accepted = items.slice(0, deliveredCount);
+  const refused = items.slice(deliveredCount);
+  for (const item of accepted) settleDelivered(ctx, epoch, item, failing, older, result);
+  if (refused.length === 0 || outcome.kind === 'delivered') return;
+  // One record a receiver rejects must not take its batch-mates down with it: on a 4xx for
+  // a batch, each record is tried alone before any attempt is counted.
+  if (outcome.kind === 'rejected' && refused.length > 1) {
+    for (const item of refused) {
+      if (result.stop || result.fenced || result.misconfigured) return;
+      await deliverBatch(ctx, epoch, [item.update], failing, older, budget, result);
     }
-    if (!written) result.fenced = true;
+    return;
   }
+  for (const item of refused) settleFailed(ctx, epoch, item, outcome, failing, older, result);
+}
+
+function settleDelivered(
+  ctx: RunContext,
+  epoch: number,
+  item: DeliveryItem,
+  failing: Map<string, FailingUpdate>,
+  older: OlderFailing,
+  result: PageDelivery,
+): void {
+  const { update } = item;
+  result.delivered.push(update);
+  result.handled.add(ledgerKey(update.id, update.version));
+  if (failing.delete(item.idempotencyKey)) {
+    if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
+    forgetOlder(update.id, failing, older);
+  }
+}
+
+/** An older version was handled: the next one of its id may go once no older one fails. */
+function forgetOlder(id: string, failing: Map<string, FailingUpdate>, older: OlderFailing): void {
+  const rest = [...failing.values()].filter((failure) => failure.id === id);
+  if (rest.length === 0) older.delete(id);
+  else older.set(id, Math.min(...rest.map((failure) => failure.versionMs)));
+}
+
+function settleFailed(
+  ctx: RunContext,
+  epoch: number,
+  item: DeliveryItem,
+  outcome: Exclude<DeliveryResult, { kind: 'delivered' }>,
+  failing: Map<string, FailingUpdate>,
+  older: OlderFailing,
+  result: PageDelivery,
+): void {
+  const { update } = item;
+  const before = failing.get(item.idempotencyKey);
+  const now = ctx.now();
+  let written: boolean;
+  if (item.attempt >= ctx.config.max_attempts) {
+    written = ctx.store.deadLetter(epoch, {
+      key: item.idempotencyKey,
+      kind: 'delivery',
+      id: update.id,
+      version: update.version,
+      versionMs: update.versionMs,
+      record: update.record,
+      error: outcome.error,
+      attempts: item.attempt,
+      firstFailure: before?.firstFailure ?? now,
+      lastFailure: now,
+    });
+    failing.delete(item.idempotencyKey);
+    forgetOlder(update.id, failing, older);
+    result.handled.add(ledgerKey(update.id, update.version));
+    result.deadLettered += 1;
+  } else {
+    const failure: FailingUpdate = {
+      key: item.idempotencyKey,
+      id: update.id,
+      version: update.version,
+      versionMs: update.versionMs,
+      record: update.record,
+      attempts: item.attempt,
+      firstFailure: before?.firstFailure ?? now,
+      lastFailure: now,
+      lastError: outcome.error,
+    };
+    written = ctx.store.recordFailure(epoch, failure);
+    failing.set(item.idempotencyKey, failure);
+    older.set(
+      update.id,
+      Math.min(older.get(update.id) ?? Number.POSITIVE_INFINITY, update.versionMs),
+    );
+    result.retryable.push(
+      `${update.id}@${update.version} (attempt ${item.attempt}): ${outcome.error}`,
+    );
+  }
+  if (!written) result.fenced = true;
 }
 
 /** The n-th version of each id, oldest first, in round n. */

@@ -44,6 +44,13 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
+  releaseUnstarted(epoch: number): boolean {
+    if (!this.holds(epoch) || this.state.lease.phase !== 'acquired') return false;
+    this.state.lease = { ...this.state.lease, held: false };
+    this.rowsWritten += 1;
+    return true;
+  }
+
   markRunning(epoch: number, expiresAt: number): boolean {
     if (!this.holds(epoch) || this.state.lease.phase !== 'acquired') return false;
     this.state.lease = { ...this.state.lease, phase: 'running', expiresAt };
@@ -76,7 +83,23 @@ export class MemoryStore implements PollerStore {
       }
     }
     for (const [key, failure] of this.failures) {
-      if (failure.versionMs < pruneBelow) this.failures.delete(key);
+      if (failure.versionMs >= pruneBelow) continue;
+      // Superseded while failing: a dead letter, never silently dropped.
+      if (!this.deadLetters.has(key)) {
+        this.deadLetters.set(key, {
+          key,
+          kind: 'delivery',
+          id: failure.id,
+          version: failure.version,
+          versionMs: failure.versionMs,
+          record: failure.record,
+          error: `superseded while failing; last error: ${failure.lastError}`,
+          attempts: failure.attempts,
+          firstFailure: failure.firstFailure,
+          lastFailure: failure.lastFailure,
+        });
+      }
+      this.failures.delete(key);
     }
     return true;
   }
@@ -134,6 +157,14 @@ export class MemoryStore implements PollerStore {
       this.rowsWritten += 1;
     }
     if (this.failures.delete(letter.key)) this.rowsWritten += 1;
+    if (
+      letter.kind === 'delivery' &&
+      letter.id !== null &&
+      letter.version !== null &&
+      letter.versionMs !== null
+    ) {
+      this.insert([{ id: letter.id, version: letter.version, versionMs: letter.versionMs }]);
+    }
     return true;
   }
 

@@ -1,8 +1,8 @@
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
-import { deliverPage } from './deliver-page.ts';
+import { deliverPage, olderFailing } from './deliver-page.ts';
 import { unreadableKey } from './idempotency.ts';
-import { ledgerKey, type RunContext, type Update } from './ports.ts';
+import { type FailingUpdate, ledgerKey, type RunContext, type Update } from './ports.ts';
 import type { Window } from './window.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
@@ -28,6 +28,8 @@ export type WindowResult =
       failure: FailureKind;
       error: string;
       retryAfter?: number;
+      /** With `sorted = "asc"`: every update stamped below this was handled. */
+      handledBelow?: number;
     }
   | { kind: 'fenced' };
 
@@ -68,6 +70,7 @@ export async function pollWindow(
   const since = ledgerFloor(ctx, window.from);
   const seen = store.delivered(since);
   const failing = store.failing(since);
+  const older = olderFailing(failing);
   const delivered: Update[] = [];
   const retryable: string[] = [];
   const cursors = new Set<string>();
@@ -93,6 +96,7 @@ export async function pollWindow(
     failure,
     error,
     ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(ordered && handledBelow !== undefined ? { handledBelow } : {}),
   });
 
   for (;;) {
@@ -138,7 +142,14 @@ export async function pollWindow(
     }
 
     const fresh = uniqueNew(result.updates, seen);
-    const outcome = await deliverPage(ctx, epoch, fresh, failing, budget);
+    const outcome = await deliverPage(
+      ctx,
+      epoch,
+      withOlderFailing(fresh, failing, seen),
+      failing,
+      older,
+      budget,
+    );
     if (outcome.fenced) return { kind: 'fenced' };
     delivered.push(...outcome.delivered);
     tally.records += outcome.delivered.length;
@@ -174,6 +185,31 @@ export async function pollWindow(
     );
   }
   return { kind: 'complete', delivered };
+}
+
+/**
+ * Puts in front of a newer version the older versions of its id that are still failing,
+ * from their stored record: the older one goes first even if the upstream no longer shows
+ * it, so the newer one never waits on a version that will not come back.
+ */
+function withOlderFailing(
+  fresh: Update[],
+  failing: Map<string, FailingUpdate>,
+  seen: Set<string>,
+): Update[] {
+  const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
+  const extra: Update[] = [];
+  for (const update of fresh) {
+    for (const failure of failing.values()) {
+      const key = ledgerKey(failure.id, failure.version);
+      if (failure.id !== update.id || failure.versionMs >= update.versionMs) continue;
+      if (present.has(key) || seen.has(key)) continue;
+      present.add(key);
+      const { id, version, versionMs, record } = failure;
+      extra.push({ id, version, versionMs, record });
+    }
+  }
+  return extra.length === 0 ? fresh : [...extra, ...fresh];
 }
 
 /** The page's updates not delivered yet, each `(id, version)` once. */

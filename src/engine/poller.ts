@@ -88,6 +88,12 @@ export class PollerEngine {
   async onAlarm(): Promise<RunRecord | null> {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
+    if (state.paused && state.lease.held && state.lease.phase === 'acquired') {
+      // Paused between the grant and the start: the run does not start; the lease goes back.
+      this.ctx.store.releaseUnstarted(state.lease.epoch);
+      await this.rearm();
+      return null;
+    }
     if (!this.ctx.config.enabled || (state.paused && !state.lease.held)) {
       // Disabled or paused: no retry, continuation or recovery runs; a trigger after
       // re-enabling recovers a lease left behind. A run already going finishes.

@@ -67,6 +67,8 @@ export interface FailingUpdate {
   id: string;
   version: string;
   versionMs: number;
+  /** Kept so that a failing version the upstream stops showing can still be a dead letter. */
+  record: unknown;
   attempts: number;
   firstFailure: number;
   lastFailure: number;
@@ -165,6 +167,8 @@ export interface PollerStore {
   read(): PollerState;
   /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
   acquire(expectedEpoch: number, lease: Lease): boolean;
+  /** Gives back a lease granted but not started yet (the poller was paused meanwhile). */
+  releaseUnstarted(epoch: number): boolean;
   /** Compare-and-set from "acquired" to "running": true for exactly one caller per epoch. */
   markRunning(epoch: number, expiresAt: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */

@@ -92,12 +92,25 @@ export async function runPoll(
     if (result.kind === 'fenced') return fenced();
 
     if (result.kind === 'failed') {
-      if (!store.remember(epoch, result.delivered.map(toLedgerEntry))) return fenced();
+      // Sorted oldest first, what was handled before the failure is safe to commit, so a
+      // flaky upstream or receiver slows a backlog down instead of stopping it.
+      const partial = partialCheckpoint(
+        result.handledBelow,
+        checkpoint,
+        window,
+        T,
+        config.lag_allowance,
+      );
+      const saved =
+        partial > checkpoint
+          ? commit(ctx, epoch, partial, result.delivered)
+          : store.remember(epoch, result.delivered.map(toLedgerEntry));
+      if (!saved) return fenced();
       // A run that moved C retries at the base delay, so a flaky receiver cannot starve a
       // backlog; one that only delivered some records backs off, but not beyond a few seconds
       // (PARTIAL_PROGRESS_CAP), and one that achieved nothing backs off all the way.
       const failures =
-        tally.windows > 0
+        tally.windows > 0 || partial > checkpoint
           ? 1
           : tally.records > 0
             ? Math.min(state.failures + 1, PARTIAL_PROGRESS_CAP)
@@ -112,10 +125,13 @@ export async function runPoll(
 
     if (result.kind === 'incomplete') {
       // Sorted oldest first, what was handled so far is a safe checkpoint (inclusive next query).
-      const partial =
-        result.handledBelow === undefined
-          ? checkpoint
-          : Math.min(result.handledBelow, window.to, T - config.lag_allowance);
+      const partial = partialCheckpoint(
+        result.handledBelow,
+        checkpoint,
+        window,
+        T,
+        config.lag_allowance,
+      );
       const saved =
         partial > checkpoint
           ? commit(ctx, epoch, partial, result.delivered)
@@ -155,6 +171,21 @@ export async function runPoll(
       return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
     }
   }
+}
+
+/**
+ * With records sorted oldest first, everything stamped below the last handled one is handled:
+ * C can move there (the next query is inclusive; the ledger drops the boundary repeats).
+ */
+function partialCheckpoint(
+  handledBelow: number | undefined,
+  checkpoint: number,
+  window: Window,
+  T: number,
+  lagAllowance: number,
+): number {
+  if (handledBelow === undefined) return checkpoint;
+  return Math.max(checkpoint, Math.min(handledBelow, window.to, T - lagAllowance));
 }
 
 /** Moves C, remembering the deliveries the next window can ask for again (R9). */

@@ -18,7 +18,8 @@ export type ReplayResult =
   | { outcome: 'delivered'; key: string }
   | { outcome: 'failed'; key: string; error: string }
   | { outcome: 'not_found'; key: string }
-  | { outcome: 'unreadable'; key: string; error: string };
+  | { outcome: 'unreadable'; key: string; error: string }
+  | { outcome: 'busy'; key: string; error: string };
 
 export function viewOf(letter: DeadLetter): DeadLetterView {
   return {

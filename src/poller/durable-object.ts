@@ -103,13 +103,29 @@ export class Poller extends DurableObject<Env> {
   }
 
   /** Delivers a dead letter again now; success removes it. */
+  private readonly replaying = new Set<string>();
+
   async replayDeadLetter(
     name: string,
     key: string,
   ): Promise<ReplayResult | { outcome: 'misconfigured'; errors: string[] }> {
     const wiring = wirePoller(name, this.env, this.store);
     if (!wiring.ok) return { outcome: 'misconfigured', errors: wiring.errors };
-    return replayDeadLetter(this.store, wiring.context, key);
+    // One replay of a key at a time, and none beside a run (it could hold a newer version).
+    const lease = this.store.read().lease;
+    if (this.replaying.has(key) || (lease.held && (lease.expiresAt ?? 0) > Date.now())) {
+      return {
+        outcome: 'busy',
+        key,
+        error: 'a run or another replay is in progress; try again shortly',
+      };
+    }
+    this.replaying.add(key);
+    try {
+      return await replayDeadLetter(this.store, wiring.context, key);
+    } finally {
+      this.replaying.delete(key);
+    }
   }
 
   /** Discards a dead letter; the reason stays in the audit log. */

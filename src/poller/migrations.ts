@@ -60,6 +60,7 @@ export const MIGRATIONS: readonly string[] = [
      id TEXT NOT NULL,
      version TEXT NOT NULL,
      version_ms INTEGER NOT NULL,
+     record TEXT NOT NULL,
      attempts INTEGER NOT NULL,
      first_failure INTEGER NOT NULL,
      last_failure INTEGER NOT NULL,

@@ -48,6 +48,7 @@ type FailureRow = {
   id: string;
   version: string;
   version_ms: number;
+  record: string;
   attempts: number;
   first_failure: number;
   last_failure: number;
@@ -73,6 +74,7 @@ function fromFailureRow(row: FailureRow): FailingUpdate {
     id: row.id,
     version: row.version,
     versionMs: row.version_ms,
+    record: JSON.parse(row.record) as unknown,
     attempts: row.attempts,
     firstFailure: row.first_failure,
     lastFailure: row.last_failure,
@@ -210,6 +212,11 @@ export class SqliteStore implements PollerStore {
     );
   }
 
+  releaseUnstarted(epoch: number): boolean {
+    const sql = `UPDATE poller_state SET lease_held = 0 ${FENCE} AND lease_phase = 'acquired'`;
+    return this.write(sql, epoch) > 0;
+  }
+
   markRunning(epoch: number, expiresAt: number): boolean {
     // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
     const sql = `UPDATE poller_state SET lease_phase = 'running', lease_expires_at = ?
@@ -243,7 +250,17 @@ export class SqliteStore implements PollerStore {
       if (moved === 0) return false;
       this.insertLedger(remember);
       this.write('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
-      // Failures of versions the next window cannot ask for again (the record moved on).
+      // A failing version the upstream no longer shows (the record moved on) is below C now
+      // and will never be asked for again: it becomes a dead letter, never silently dropped.
+      this.write(
+        `INSERT OR IGNORE INTO dead_letters
+           (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
+         SELECT key, 'delivery', id, version, version_ms, record,
+           'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
+           attempts, first_failure, last_failure
+         FROM delivery_failures WHERE version_ms < ?`,
+        pruneBelow,
+      );
       this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
       return true;
     });
@@ -310,14 +327,15 @@ export class SqliteStore implements PollerStore {
   recordFailure(epoch: number, failure: FailingUpdate): boolean {
     return this.fenced(epoch, () =>
       this.write(
-        `INSERT INTO delivery_failures (key, id, version, version_ms, attempts, first_failure, last_failure, last_error)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO delivery_failures (key, id, version, version_ms, record, attempts, first_failure, last_failure, last_error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET attempts = excluded.attempts, last_failure = excluded.last_failure,
            last_error = excluded.last_error`,
         failure.key,
         failure.id,
         failure.version,
         failure.versionMs,
+        JSON.stringify(failure.record) ?? 'null',
         failure.attempts,
         failure.firstFailure,
         failure.lastFailure,
@@ -348,6 +366,17 @@ export class SqliteStore implements PollerStore {
         letter.lastFailure,
       );
       this.write('DELETE FROM delivery_failures WHERE key = ?', letter.key);
+      // Handled now (R8): the ledger keeps the window's retry from trying it again.
+      if (
+        letter.kind === 'delivery' &&
+        letter.id !== null &&
+        letter.version !== null &&
+        letter.versionMs !== null
+      ) {
+        this.insertLedger([
+          { id: letter.id, version: letter.version, versionMs: letter.versionMs },
+        ]);
+      }
     });
   }
 

@@ -498,3 +498,183 @@ describe('review fixes', () => {
     expect(store.read().checkpoint).toBe(firstStart);
   });
 });
+
+describe('delivery review fixes', () => {
+  const options = {
+    seed: 21,
+    lagMs: 0,
+    pageFailRate: 0,
+    deliveryFailRate: 0,
+    crashRate: 0,
+    bounded: false,
+  };
+  const run = async (engine: PollerEngine, world: World) => {
+    world.now += MINUTE;
+    await engine.trigger('manual');
+    return engine.onAlarm();
+  };
+  const add = (world: World, id: string, at: number) =>
+    world.updates.push({
+      id,
+      version: new Date(at).toISOString(),
+      versionMs: at,
+      record: { id },
+      visibleAt: 0,
+    });
+
+  it('does not deliver a dead-lettered update again when an overlapping window asks for it', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const sent: string[] = [];
+    const { engine } = engineIn(world, store, {
+      config: { ...config(false, 0), max_attempts: 1, overlap: 5 * MINUTE },
+      deliverer: {
+        deliver: async (items) => {
+          sent.push(...items.map((item) => item.update.id));
+          return items.some((item) => item.update.id === 'bad')
+            ? { kind: 'rejected', error: '422' }
+            : { kind: 'delivered' };
+        },
+      },
+    });
+    add(world, 'bad', WORLD_START + 10_000);
+    await run(engine, world); // dead letter, C moves on
+    await run(engine, world); // the overlap asks for it again
+    expect(sent.filter((id) => id === 'bad')).toHaveLength(1);
+    expect(store.deadLetters.size).toBe(1);
+  });
+
+  it('holds a newer version on a later page while an older one of its id is failing', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const sent: string[] = [];
+    let failOnce = true;
+    const pages: Source = {
+      fetchPage: async (window, cursor) => {
+        const all = world.updates
+          .filter((u) => u.versionMs >= window.from)
+          .sort((a, b) => a.versionMs - b.versionMs);
+        const offset = Number(cursor ?? 0);
+        return {
+          ok: true,
+          updates: all.slice(offset, offset + 1),
+          malformed: [],
+          next: offset + 1 < all.length ? String(offset + 1) : null,
+        };
+      },
+    };
+    const { engine } = engineIn(world, store, {
+      source: pages,
+      deliverer: {
+        deliver: async (items) => {
+          const [item] = items;
+          if (item?.update.version === new Date(WORLD_START + 1_000).toISOString() && failOnce) {
+            failOnce = false;
+            return { kind: 'retry', error: '503' };
+          }
+          sent.push(item?.update.version ?? '');
+          return { kind: 'delivered' };
+        },
+      },
+    });
+    add(world, 'x', WORLD_START + 1_000);
+    add(world, 'x', WORLD_START + 2_000);
+    await run(engine, world);
+    // x@2's page put the failing x@1 (from its stored record) in front of it: x@1 went again
+    // and got through, then x@2. Never x@2 before x@1.
+    expect(sent).toEqual([
+      new Date(WORLD_START + 1_000).toISOString(),
+      new Date(WORLD_START + 2_000).toISOString(),
+    ]);
+  });
+
+  it('keeps a failing version the upstream stops showing as a dead letter, never drops it', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      deliverer: {
+        deliver: async (items) =>
+          items.some((item) => item.update.id === 'x')
+            ? { kind: 'retry', error: '503' }
+            : { kind: 'delivered' },
+      },
+    });
+    add(world, 'x', WORLD_START + 1_000);
+    await run(engine, world); // x@1 fails
+    world.updates.length = 0; // the record is gone upstream
+    await run(engine, world);
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+    const [letter] = store.deadLetters.values();
+    expect(letter).toMatchObject({ id: 'x', versionMs: WORLD_START + 1_000 });
+    expect(letter?.error).toContain('superseded');
+  });
+
+  it('retries a failing version from its stored record when only a newer one is shown, then moves on', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const sent: number[] = [];
+    const { engine } = engineIn(world, store, {
+      deliverer: {
+        deliver: async (items) => {
+          if (items.some((item) => item.update.versionMs === WORLD_START + 1_000))
+            return { kind: 'retry', error: '503' };
+          sent.push(...items.map((item) => item.update.versionMs));
+          return { kind: 'delivered' };
+        },
+      },
+    });
+    add(world, 'x', WORLD_START + 1_000);
+    await run(engine, world);
+    world.updates.length = 0;
+    add(world, 'x', WORLD_START + 70_000); // the upstream shows only the newer version now
+    for (let i = 0; i < 6; i += 1) await run(engine, world);
+    expect([...store.deadLetters.values()].map((letter) => letter.attempts)).toEqual([5]);
+    expect(sent).toEqual([WORLD_START + 70_000]); // after x@1 was settled, never before
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 70_000);
+  });
+
+  it('tries each record of a rejected batch alone, so only the bad one counts an attempt', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      config: {
+        ...config(false, 0),
+        max_attempts: 1,
+        deliver: { ...config(false, 0).deliver, type: 'webhook', batch: 10 },
+      },
+      deliverer: {
+        deliver: async (items) =>
+          items.some((item) => item.update.id === 'bad')
+            ? { kind: 'rejected', error: '422' }
+            : world.deliver(items),
+      },
+    });
+    for (const id of ['a', 'b', 'bad', 'c']) add(world, id, WORLD_START + 1_000);
+    await run(engine, world);
+    expect([...store.deadLetters.values()].map((letter) => letter.id)).toEqual(['bad']);
+    expect([...world.delivered].sort()).toEqual(
+      ['a', 'b', 'c'].map((id) => `${id}@${new Date(WORLD_START + 1_000).toISOString()}`),
+    );
+  });
+});
+
+describe('pause between the grant and the start', () => {
+  it('does not start the run and gives the lease back', async () => {
+    const world = new World({
+      seed: 8,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    });
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store);
+    world.now += MINUTE;
+    expect((await engine.trigger('cron')).outcome).toBe('started');
+    store.state.paused = true; // an admin pauses before the alarm fires
+    expect(await engine.onAlarm()).toBeNull();
+    expect(store.read().lease.held).toBe(false);
+    expect(store.runs.filter((run) => run.outcome !== 'skipped')).toEqual([]);
+  });
+});
