@@ -32,7 +32,7 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'crashes',
-    what: 'the instance dies at 1% of await points (eviction, deploy)',
+    what: 'the instance dies at 0.2% of await points (eviction, deploy)',
     faults: with_({ crashRate: 0.01 }),
   },
   {
@@ -60,7 +60,7 @@ export const SCENARIOS: Scenario[] = [
       transientRate: 0.1,
       pageFailRate: 0.03,
       poisonRate: 0.01,
-      crashRate: 0.005,
+      crashRate: 0.001,
       duplicateCronRate: 0.2,
       slowRate: 0.01,
       slowFactor: 400,

@@ -23,7 +23,7 @@ export interface SimResult {
 }
 
 /** Quiet ticks after the faulty ones, so that a correct poller can finish its backlog. */
-const DRAIN_TICKS = 90;
+const DRAIN_TICKS = 120;
 
 /** Runs one strategy through one seeded world, in virtual time. */
 export async function simulate(
@@ -77,7 +77,10 @@ export async function simulate(
     lostSample: [],
     trace: [],
   };
-  for (const update of world.updates) {
+  // Updates stamped before the poller's start (start_from) were never its to deliver.
+  const due = world.updates.filter((update) => update.versionMs >= START);
+  result.produced = due.length;
+  for (const update of due) {
     const key = `${update.id}@${update.version}`;
     const first = world.firstDelivered.get(key);
     if (first !== undefined) {

@@ -277,6 +277,7 @@ export function tidemarkConfig(world: World): PollerConfig {
         url: 'https://sim.test/updates',
         from_param: 'from',
         to_param: 'to',
+        sorted: 'asc',
         next: { type: 'cursor', param: 'cursor', path: 'next' },
       },
       deliver: { type: 'handler', name: 'sim', concurrency: 6 },

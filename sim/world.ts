@@ -93,8 +93,8 @@ export class World {
       const count = Math.round(faults.updatesPerTick * (0.5 + random()));
       for (let i = 0; i < count; i += 1) {
         // A tie is a second update at the very same instant as the one before (same stamp).
-        const tie = random() < faults.tieRate && previous !== null;
-        const happenedAt =
+        const tie: boolean = random() < faults.tieRate && previous !== null;
+        const happenedAt: number =
           tie && previous
             ? previous.happenedAt
             : START + tick * faults.intervalMs + Math.floor(random() * faults.intervalMs);

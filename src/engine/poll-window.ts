@@ -65,6 +65,12 @@ export async function pollWindow(
   window: Window,
   budget: RunBudget,
   tally: Tally,
+  /**
+   * With `sorted = "asc"`, called after each page with the point below which everything is
+   * handled: the run commits it at once, so a crash or a budget stop keeps that progress.
+   * Says whether it committed, or that the lease was lost.
+   */
+  onProgress?: (handledBelow: number, delivered: Update[]) => 'committed' | 'unchanged' | 'fenced',
 ): Promise<WindowResult> {
   const { store, config } = ctx;
   const since = ledgerFloor(ctx, window.from);
@@ -163,6 +169,12 @@ export async function pollWindow(
       lastVersion = update.versionMs;
       allHandled &&= seen.has(ledgerKey(update.id, update.version));
       if (allHandled) handledBelow = update.versionMs;
+    }
+    if (ordered && handledBelow !== undefined && onProgress) {
+      const progress = onProgress(handledBelow, delivered);
+      if (progress === 'fenced') return { kind: 'fenced' };
+      // Committed: what the next window can ask for again is in the ledger now.
+      if (progress === 'committed') delivered.length = 0;
     }
     if (outcome.stop) return incomplete(outcome.stop);
     if (result.next === null) break;

@@ -88,7 +88,16 @@ export async function runPoll(
       now: T,
       precision: ctx.precision ?? 1,
     });
-    const result = await pollWindow(ctx, epoch, window, budget, tally);
+    // Progress committed page by page (sorted sources): C only ever moves forward.
+    let committed = checkpoint;
+    const onProgress = (handledBelow: number, delivered: Update[]) => {
+      const partial = partialCheckpoint(handledBelow, committed, window, T, config.lag_allowance);
+      if (partial <= committed) return 'unchanged' as const;
+      if (!commit(ctx, epoch, partial, delivered)) return 'fenced' as const;
+      committed = partial;
+      return 'committed' as const;
+    };
+    const result = await pollWindow(ctx, epoch, window, budget, tally, onProgress);
     if (result.kind === 'fenced') return fenced();
 
     if (result.kind === 'failed') {
@@ -102,7 +111,7 @@ export async function runPoll(
         config.lag_allowance,
       );
       const saved =
-        partial > checkpoint
+        partial > committed
           ? commit(ctx, epoch, partial, result.delivered)
           : store.remember(epoch, result.delivered.map(toLedgerEntry));
       if (!saved) return fenced();
@@ -133,7 +142,7 @@ export async function runPoll(
         config.lag_allowance,
       );
       const saved =
-        partial > checkpoint
+        partial > committed
           ? commit(ctx, epoch, partial, result.delivered)
           : store.remember(epoch, result.delivered.map(toLedgerEntry));
       if (!saved) return fenced();
@@ -161,11 +170,11 @@ export async function runPoll(
       });
     }
 
-    const committed = nextCheckpoint(checkpoint, window, config.lag_allowance);
-    if (!commit(ctx, epoch, committed, result.delivered)) return fenced();
+    const complete = nextCheckpoint(checkpoint, window, config.lag_allowance);
+    if (!commit(ctx, epoch, complete, result.delivered)) return fenced();
     tally.windows += 1;
 
-    if (!hasBacklog(window, checkpoint, committed)) return finish(record('success'), 0, null);
+    if (!hasBacklog(window, checkpoint, complete)) return finish(record('success'), 0, null);
     if (ctx.now() - startedAt >= config.max_run) {
       const note = 'stopped on the max_run budget; continuing';
       return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
