@@ -126,12 +126,33 @@ export class FakeReceiver {
   private inFlight = 0;
   private readonly inFlightIds = new Set<string>();
 
+  private holds: { at: number; hold: Hold }[] = [];
+  private received = 0;
+
   /** Answers `status` to the next `times` deliveries of record `id`. */
   fail(id: string, status: number, times = 1): void {
     this.failures.set(id, { status, times });
   }
 
+  /** Holds the n-th request from now open until `release()` (flags only, as for the upstream). */
+  holdNth(n: number) {
+    const hold: Hold = { arrived: false, released: false };
+    this.holds.push({ at: this.received + n, hold });
+    return {
+      arrived: () => vi.waitUntil(() => hold.arrived, { timeout: 2_000, interval: 1 }),
+      release: () => {
+        hold.released = true;
+      },
+    };
+  }
+
   async handle(request: Request): Promise<Response> {
+    this.received += 1;
+    const held = this.holds.find((entry) => entry.at === this.received);
+    if (held) {
+      held.hold.arrived = true;
+      while (!held.hold.released) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     const body = await request.text();
     const parsed = JSON.parse(body) as Envelope | Envelope[];
     const envelopes = Array.isArray(parsed) ? parsed : [parsed];
