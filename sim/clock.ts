@@ -33,6 +33,19 @@ export class VirtualClock {
     await settle();
   }
 
+  /** Runs timers in time order until `done()` (say, a run has finished); time stops there. */
+  async runUntil(done: () => boolean): Promise<void> {
+    for (;;) {
+      await settle();
+      if (done()) return;
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers.shift();
+      if (!next) return;
+      this.now = Math.max(this.now, next.at);
+      next.resolve();
+    }
+  }
+
   pending(): number {
     return this.timers.length;
   }

@@ -32,8 +32,8 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'crashes',
-    what: 'the instance dies at 0.2% of await points (eviction, deploy)',
-    faults: with_({ crashRate: 0.01 }),
+    what: 'the instance dies at 0.05% of await points (an eviction or a deploy): about one run in five',
+    faults: with_({ crashRate: 0.0005 }),
   },
   {
     name: 'long-runs',

@@ -9,16 +9,28 @@ export async function signWebhook(
   timestampSeconds: number,
   body: string,
 ): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    'raw',
-    secretBytes(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
+  const key = await signingKey(secret);
   const content = new TextEncoder().encode(`${id}.${timestampSeconds}.${body}`);
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, content));
   return `v1,${btoa(String.fromCharCode(...mac))}`;
+}
+
+/** Imported once per secret: importing an HMAC key on every request is measurable work. */
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function signingKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey(
+      'raw',
+      secretBytes(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 /** The secret's key bytes: base64 after "whsec_"; a secret without the prefix is base64 too. */

@@ -25,4 +25,9 @@ export class RunBudget {
   get subrequests(): number {
     return this.used;
   }
+
+  /** Subrequests still allowed in this invocation. */
+  get remaining(): number {
+    return this.maxSubrequests - this.used;
+  }
 }

@@ -219,5 +219,6 @@ export interface RunContext {
 
 /** A key for the ledger: one `(id, version)`. */
 export function ledgerKey(id: string, version: string): string {
-  return JSON.stringify([id, version]);
+  // A separator no id or timestamp contains: cheaper than JSON on the per-record path.
+  return `${id}\u0000${version}`;
 }

@@ -88,15 +88,21 @@ export async function runPoll(
       now: T,
       precision: ctx.precision ?? 1,
     });
-    // Progress committed page by page (sorted sources): C only ever moves forward.
+    // Progress committed as a sorted window goes (C only ever moves forward), at most every
+    // PROGRESS_EVERY_MS: often enough that a crash loses little, rarely enough that the
+    // ledger's boundary second is not rewritten page after page.
     let committed = checkpoint;
+    let lastProgress = ctx.now();
     const onProgress = (handledBelow: number, delivered: Update[]) => {
+      if (ctx.now() - lastProgress < PROGRESS_EVERY_MS) return 'unchanged' as const;
       const partial = partialCheckpoint(handledBelow, committed, window, T, config.lag_allowance);
       if (partial <= committed) return 'unchanged' as const;
+      lastProgress = ctx.now();
       if (!commit(ctx, epoch, partial, delivered)) return 'fenced' as const;
       committed = partial;
       return 'committed' as const;
     };
+    const spentBefore = budget.subrequests;
     const result = await pollWindow(ctx, epoch, window, budget, tally, onProgress);
     if (result.kind === 'fenced') return fenced();
 
@@ -175,8 +181,14 @@ export async function runPoll(
     tally.windows += 1;
 
     if (!hasBacklog(window, checkpoint, complete)) return finish(record('success'), 0, null);
-    if (ctx.now() - startedAt >= config.max_run) {
-      const note = 'stopped on the max_run budget; continuing';
+    // A next window that would not fit in what is left of the budget would stop half-way and
+    // be fetched again from its first page: better to continue in a fresh invocation now.
+    const windowCost = budget.subrequests - spentBefore;
+    const outOfTime = ctx.now() - startedAt >= config.max_run;
+    if (outOfTime || budget.remaining < windowCost) {
+      const note = outOfTime
+        ? 'stopped on the max_run budget; continuing'
+        : 'stopped before a window that would not fit in the subrequest budget; continuing';
       return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
     }
   }
@@ -203,6 +215,9 @@ function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: U
   const remember = delivered.filter((u) => u.versionMs >= pruneBelow).map(toLedgerEntry);
   return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
 }
+
+/** How often a sorted window commits its progress while it goes. */
+export const PROGRESS_EVERY_MS = 30_000;
 
 /** The most a run that delivered something but moved no checkpoint backs off (5 s · 2²). */
 const PARTIAL_PROGRESS_CAP = 3;

@@ -15,7 +15,9 @@ beforeEach(() => {
  * the lease expires, the alarm recovers, and the invariant holds — every update stamped
  * below C was delivered (at least once).
  */
-async function crashAndRecover(step: 'after-lease' | 'page-pending' | 'mid-delivery' | 'before-commit') {
+async function crashAndRecover(
+  step: 'after-lease' | 'page-pending' | 'mid-delivery' | 'before-commit',
+) {
   const poller = newPoller('seed'); // per_page 3
   const start = Date.now() - 10 * MINUTE;
   await poller.setCheckpoint(start);
