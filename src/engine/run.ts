@@ -106,21 +106,21 @@ export async function runPoll(
     const result = await pollWindow(ctx, epoch, window, budget, tally, onProgress);
     if (result.kind === 'fenced') return fenced();
 
-    if (result.kind === 'failed') {
-      // Sorted oldest first, what was handled before the failure is safe to commit, so a
-      // flaky upstream or receiver slows a backlog down instead of stopping it.
-      const partial = partialCheckpoint(
-        result.handledBelow,
-        checkpoint,
-        window,
-        T,
-        config.lag_allowance,
-      );
+    // A window that did not complete keeps what it did: sorted oldest first, C moves up to
+    // what was handled (so a flaky upstream slows a backlog down instead of stopping it);
+    // either way its deliveries go into the ledger, so the retry skips them.
+    const keep = (handledBelow: number | undefined, delivered: Update[]) => {
+      const partial = partialCheckpoint(handledBelow, checkpoint, window, T, config.lag_allowance);
       const saved =
         partial > committed
-          ? commit(ctx, epoch, partial, result.delivered)
-          : store.remember(epoch, result.delivered.map(toLedgerEntry));
-      if (!saved) return fenced();
+          ? commit(ctx, epoch, partial, delivered)
+          : store.remember(epoch, delivered.map(toLedgerEntry));
+      return saved ? partial : null;
+    };
+
+    if (result.kind === 'failed') {
+      const partial = keep(result.handledBelow, result.delivered);
+      if (partial === null) return fenced();
       // A run that moved C retries at the base delay, so a flaky receiver cannot starve a
       // backlog; one that only delivered some records backs off, but not beyond a few seconds
       // (PARTIAL_PROGRESS_CAP), and one that achieved nothing backs off all the way.
@@ -139,19 +139,8 @@ export async function runPoll(
     }
 
     if (result.kind === 'incomplete') {
-      // Sorted oldest first, what was handled so far is a safe checkpoint (inclusive next query).
-      const partial = partialCheckpoint(
-        result.handledBelow,
-        checkpoint,
-        window,
-        T,
-        config.lag_allowance,
-      );
-      const saved =
-        partial > committed
-          ? commit(ctx, epoch, partial, result.delivered)
-          : store.remember(epoch, result.delivered.map(toLedgerEntry));
-      if (!saved) return fenced();
+      const partial = keep(result.handledBelow, result.delivered);
+      if (partial === null) return fenced();
       if (result.stop === 'rate_limit') {
         const at = result.resumeAt ?? ctx.now();
         const note = `the upstream's rate limit is spent until ${new Date(at).toISOString()}; continuing then`;

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../sim/random.ts';
 import { loadPoller } from '../../src/config/load.ts';
 import type { PollerConfig } from '../../src/config/schema.ts';
 import type { DeliveryResult } from '../../src/engine/classify.ts';
@@ -14,7 +15,6 @@ import type {
   Update,
 } from '../../src/engine/ports.ts';
 import type { Window } from '../../src/engine/window.ts';
-import { seededRandom } from '../support/rng.ts';
 
 const MINUTE = 60_000;
 

@@ -2,10 +2,10 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from 'clou
 import { env, exports } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { seededRandom } from '../../sim/random.ts';
 import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
-import { seededRandom } from '../support/rng.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 
