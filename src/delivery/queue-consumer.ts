@@ -19,6 +19,7 @@ const messageBody = z.object({
  * dropped. Acked only on success.
  */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  if (batch.queue.endsWith('-dlq')) return keepDeadLetters(batch, env);
   const table = readPollersTable(env.POLLERS);
   for (const message of batch.messages) {
     const retry = (error: string) => {
@@ -68,5 +69,37 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
     } catch (error) {
       retry(redact(error instanceof Error ? error.message : String(error), entry.secrets));
     }
+  }
+}
+
+/**
+ * The dead-letter queue of the deliveries (a queue whose name ends in "-dlq"): each message
+ * the consumer gave up on becomes a dead letter of its poller, shown in status and
+ * replayable like any other (R8), instead of expiring unseen in the queue.
+ */
+async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = messageBody.safeParse(message.body);
+    if (!parsed.success) {
+      console.log(
+        JSON.stringify({
+          event: 'dead_letter_unreadable',
+          queue: batch.queue,
+          message: message.id,
+        }),
+      );
+      message.ack();
+      continue;
+    }
+    const body = parsed.data;
+    await env.POLLER.get(env.POLLER.idFromName(body.poller)).queueDeadLetter(body.poller, {
+      key: body.idempotency_key,
+      id: body.id,
+      version: body.version,
+      record: JSON.stringify(body.record ?? null),
+      attempts: message.attempts,
+      at: message.timestamp.getTime(),
+    });
+    message.ack();
   }
 }

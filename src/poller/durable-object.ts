@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunRecord } from '../engine/ports.ts';
+import { parseTimestamp } from '../sources/time.ts';
 import { audit, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
@@ -126,6 +127,33 @@ export class Poller extends DurableObject<Env> {
     } finally {
       this.replaying.delete(key);
     }
+  }
+
+  /** Keeps a message the queue consumer gave up on as one of this poller's dead letters. */
+  async queueDeadLetter(
+    name: string,
+    message: {
+      key: string;
+      id: string;
+      version: string;
+      record: string;
+      attempts: number;
+      at: number;
+    },
+  ) {
+    this.rememberName(name);
+    this.store.addDeadLetter({
+      key: message.key,
+      kind: 'delivery',
+      id: message.id,
+      version: message.version,
+      versionMs: parseTimestamp(message.version) ?? null,
+      record: JSON.parse(message.record) as unknown,
+      error: `the queue consumer gave up after ${message.attempts} attempt(s) (dead-letter queue)`,
+      attempts: message.attempts,
+      firstFailure: message.at,
+      lastFailure: Date.now(),
+    });
   }
 
   /** Discards a dead letter; the reason stays in the audit log. */

@@ -380,6 +380,25 @@ export class SqliteStore implements PollerStore {
     });
   }
 
+  /** Keeps a dead letter that did not come from a run (the queue's dead-letter queue). */
+  addDeadLetter(letter: DeadLetter): void {
+    this.write(
+      `INSERT OR IGNORE INTO dead_letters
+         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      letter.key,
+      letter.kind,
+      letter.id,
+      letter.version,
+      letter.versionMs,
+      JSON.stringify(letter.record) ?? 'null',
+      letter.error,
+      letter.attempts,
+      letter.firstFailure,
+      letter.lastFailure,
+    );
+  }
+
   /** Dead letters oldest first, `limit` at a time after the `after` key. */
   deadLetters(limit: number, after?: { firstFailure: number; key: string }): DeadLetter[] {
     const rows = after

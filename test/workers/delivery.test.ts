@@ -267,6 +267,35 @@ describe('queue delivery', () => {
   });
 });
 
+describe("the queue's dead-letter queue", () => {
+  it('turns each message the consumer gave up on into a dead letter of its poller, replayable', async () => {
+    const body = {
+      poller: 'queued',
+      id: 'lost-cause',
+      version: '2026-11-01T00:00:00.000Z',
+      idempotency_key: 'queued:lost-cause:2026-11-01T00:00:00.000Z',
+      record: { id: 'lost-cause' },
+    };
+    const batch = createMessageBatch('tidemark-deliveries-dlq', [
+      { id: 'dlq-1', timestamp: new Date(), attempts: 6, body },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(['dlq-1']);
+    const poller = newPoller('queued', 'queued');
+    const status = await poller.status();
+    expect(status.dead_letters.count).toBe(1);
+    const [letter] = (await poller.stub().deadLetters('queued', 10)).items;
+    expect(letter).toMatchObject({
+      key: body.idempotency_key,
+      id: 'lost-cause',
+      attempts: 6,
+      record: { id: 'lost-cause' },
+    });
+    expect(letter?.error).toContain('dead-letter queue');
+  });
+});
+
 describe('the ledger and the cost of a record', () => {
   it('keeps ledger rows bounded and writes far less than one row per record in steady state', async () => {
     const poller = newPoller('batched'); // batch 100: one request per 100 records
