@@ -69,14 +69,13 @@ export async function deliverPage(
   const done = () => Boolean(result.stop || result.misconfigured || result.fenced);
 
   for (const round of rounds(updates)) {
-    const ready = round.filter((update) => {
+    const ready: Update[] = [];
+    for (const update of round) {
       const oldest = older.get(update.id);
-      if (oldest === undefined || oldest >= update.versionMs) return true;
-      result.retryable.push(
-        `${update.id}@${update.version}: waits for an older version of ${update.id}`,
-      );
-      return false;
-    });
+      if (oldest === undefined || oldest >= update.versionMs) ready.push(update);
+      else if (!hold(ctx, epoch, update, failing, result)) break;
+    }
+    if (result.fenced) break;
     const batches = chunk(ready, batchSize);
     let next = 0;
     const worker = async () => {
@@ -152,6 +151,41 @@ function settleDelivered(
     if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
     forgetOlder(update.id, failing, older);
   }
+}
+
+/**
+ * A version that waits for an older one of its id is stored like a failing one (with no
+ * attempt spent): if the upstream moves on past it before the older one gets through, it is
+ * still retried from its record, or kept as a dead letter, never silently lost.
+ */
+function hold(
+  ctx: RunContext,
+  epoch: number,
+  update: Update,
+  failing: Map<string, FailingUpdate>,
+  result: PageDelivery,
+): boolean {
+  const key = idempotencyKey(ctx.poller, update.id, update.version);
+  const before = failing.get(key);
+  const now = ctx.now();
+  const held: FailingUpdate = {
+    key,
+    id: update.id,
+    version: update.version,
+    versionMs: update.versionMs,
+    record: update.record,
+    attempts: before?.attempts ?? 0,
+    firstFailure: before?.firstFailure ?? now,
+    lastFailure: now,
+    lastError: before?.lastError ?? `waits for an older version of ${update.id}`,
+  };
+  failing.set(key, held);
+  result.retryable.push(
+    `${update.id}@${update.version}: waits for an older version of ${update.id}`,
+  );
+  if (ctx.store.recordFailure(epoch, held)) return true;
+  result.fenced = true;
+  return false;
 }
 
 /** An older version was handled: the next one of its id may go once no older one fails. */

@@ -88,13 +88,21 @@ export async function pollWindow(
   let allHandled = true;
   let handledBelow: number | undefined;
   let lastVersion = Number.NEGATIVE_INFINITY;
+  // A partial checkpoint never passes a version that is still failing (or held behind one):
+  // C stops at it, so the next window asks for it again (R2, R8).
+  const safeBelow = (): { handledBelow?: number } => {
+    if (!ordered || handledBelow === undefined) return {};
+    let bound = handledBelow;
+    for (const failure of failing.values()) bound = Math.min(bound, failure.versionMs);
+    return { handledBelow: bound };
+  };
   const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
     kind: 'incomplete',
     delivered,
     stop,
     pages: page,
     ...(resumeAt === undefined ? {} : { resumeAt }),
-    ...(ordered && handledBelow !== undefined ? { handledBelow } : {}),
+    ...safeBelow(),
   });
   const failed = (failure: FailureKind, error: string, retryAfter?: number): WindowResult => ({
     kind: 'failed',
@@ -102,7 +110,7 @@ export async function pollWindow(
     failure,
     error,
     ...(retryAfter === undefined ? {} : { retryAfter }),
-    ...(ordered && handledBelow !== undefined ? { handledBelow } : {}),
+    ...safeBelow(),
   });
 
   for (;;) {
@@ -151,7 +159,7 @@ export async function pollWindow(
     const outcome = await deliverPage(
       ctx,
       epoch,
-      withOlderFailing(fresh, failing, seen),
+      withOlderFailing(fresh, failing, seen, page === 1),
       failing,
       older,
       budget,
@@ -170,8 +178,9 @@ export async function pollWindow(
       allHandled &&= seen.has(ledgerKey(update.id, update.version));
       if (allHandled) handledBelow = update.versionMs;
     }
-    if (ordered && handledBelow !== undefined && onProgress) {
-      const progress = onProgress(handledBelow, delivered);
+    const safe = safeBelow().handledBelow;
+    if (safe !== undefined && onProgress) {
+      const progress = onProgress(safe, delivered);
       if (progress === 'fenced') return { kind: 'fenced' };
       // Committed: what the next window can ask for again is in the ledger now.
       if (progress === 'committed') delivered.length = 0;
@@ -208,9 +217,21 @@ function withOlderFailing(
   fresh: Update[],
   failing: Map<string, FailingUpdate>,
   seen: Set<string>,
+  firstPage: boolean,
 ): Update[] {
   const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
   const extra: Update[] = [];
+  // The window's first page also retries every version still failing from earlier runs, so
+  // each gets its attempts (and its dead letter) even if the upstream no longer shows it.
+  if (firstPage) {
+    for (const failure of failing.values()) {
+      const key = ledgerKey(failure.id, failure.version);
+      if (present.has(key) || seen.has(key)) continue;
+      present.add(key);
+      const { id, version, versionMs, record } = failure;
+      extra.push({ id, version, versionMs, record });
+    }
+  }
   for (const update of fresh) {
     for (const failure of failing.values()) {
       const key = ledgerKey(failure.id, failure.version);

@@ -1,6 +1,6 @@
 import { retryAt } from './backoff.ts';
 import { type BudgetStop, RunBudget } from './budget.ts';
-import { holdsLease, ledgerFloor, pollWindow, type Tally } from './poll-window.ts';
+import { holdsLease, ledgerFloor, pollWindow, type Stop, type Tally } from './poll-window.ts';
 import type {
   LedgerEntry,
   RunContext,
@@ -141,23 +141,27 @@ export async function runPoll(
     if (result.kind === 'incomplete') {
       const partial = keep(result.handledBelow, result.delivered);
       if (partial === null) return fenced();
-      if (result.stop === 'rate_limit') {
-        const at = result.resumeAt ?? ctx.now();
-        const note = `the upstream's rate limit is spent until ${new Date(at).toISOString()}; continuing then`;
-        return finish(record('continued', note), state.failures, { at, reason: 'continuation' });
-      }
-      const note = `stopped on the ${describeStop(result.stop)}; continuing`;
-      const continuation: Wakeup = { at: ctx.now(), reason: 'continuation' };
-      if (partial > checkpoint || tally.windows > 0)
-        return finish(record('continued', note), 0, continuation);
+      const moved = partial > checkpoint || tally.windows > 0;
+      // A rate limit resumes at the upstream's reset; a budget stop at once.
+      const resumeAt = result.stop === 'rate_limit' ? (result.resumeAt ?? ctx.now()) : ctx.now();
+      const note =
+        result.stop === 'rate_limit'
+          ? `the upstream's rate limit is spent until ${new Date(resumeAt).toISOString()}; continuing then`
+          : `stopped on the ${describeStop(result.stop)}; continuing`;
+      const continuation: Wakeup = { at: resumeAt, reason: 'continuation' };
+      if (moved) return finish(record('continued', note), 0, continuation);
       // C did not move. Going on is worth it only while each attempt at this window gets
       // further into it than the last; otherwise it would start over forever.
       const stall = { from: window.from, pages: result.pages };
       const deeper = state.stall?.from !== window.from || result.pages > state.stall.pages;
-      if (tally.records > 0 && deeper)
+      if ((tally.records > 0 || result.stop === 'rate_limit') && deeper) {
         return finish(record('continued', note), state.failures, continuation, stall);
+      }
       const error = windowTooBig(ctx, window, result.stop, result.pages);
-      const at = retryAt(ctx.now(), state.failures + 1, 'misconfigured', ctx.random);
+      const at = Math.max(
+        retryAt(ctx.now(), state.failures + 1, 'misconfigured', ctx.random),
+        resumeAt,
+      );
       return finish(record('failed', error), state.failures + 1, {
         at,
         reason: 'retry',
@@ -219,12 +223,13 @@ function toLedgerEntry(update: Update): LedgerEntry {
   return { id: update.id, version: update.version, versionMs: update.versionMs };
 }
 
-function describeStop(stop: BudgetStop): string {
+function describeStop(stop: Stop): string {
+  if (stop === 'rate_limit') return "upstream's rate limit";
   return stop === 'max_run' ? 'max_run budget' : 'subrequest budget (max_subrequests)';
 }
 
 /** The advice for a window whose pages alone exceed what one run may do. */
-function windowTooBig(ctx: RunContext, window: Window, stop: BudgetStop, pages: number): string {
+function windowTooBig(ctx: RunContext, window: Window, stop: Stop, pages: number): string {
   const from = new Date(window.from).toISOString();
   const advice = [
     ctx.config.source.sorted === 'asc'
@@ -233,7 +238,11 @@ function windowTooBig(ctx: RunContext, window: Window, stop: BudgetStop, pages: 
     ctx.config.source.to_param === undefined
       ? 'set source.to_param and max_window to split it'
       : 'lower max_window',
-    stop === 'max_run' ? 'raise max_run' : 'raise max_subrequests',
+    stop === 'max_run'
+      ? 'raise max_run'
+      : stop === 'rate_limit'
+        ? 'ask the upstream for a larger rate limit'
+        : 'raise max_subrequests',
   ].filter((line): line is string => line !== null);
-  return `the window from ${from} is too big for one run: it stopped on the ${describeStop(stop)} after ${pages} page(s) with nothing new to deliver, and would only start over. ${advice.join('; or ')}.`;
+  return `the window from ${from} is too big for one run: it stopped on the ${describeStop(stop)} after ${pages} page(s) without getting further into it than the attempt before, and would only start over. ${advice.join('; or ')}.`;
 }

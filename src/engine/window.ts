@@ -45,9 +45,10 @@ export function nextCheckpoint(checkpoint: number, window: Window, lagAllowance:
 }
 
 /**
- * A window that max_window cut short leaves a backlog, worth another window at once (R3).
- * Only a cut counts: a caught-up window whose end was floored to the second is not a backlog.
+ * A window that max_window cut short leaves a backlog, worth another window at once (R3):
+ * only when C reached its end. A caught-up window whose end was floored to the second, or
+ * whose C stopped at T − lag_allowance short of the cut, is not a backlog.
  */
 export function hasBacklog(window: Window, before: number, after: number): boolean {
-  return window.cut && after > before;
+  return window.cut && after > before && after >= window.to;
 }

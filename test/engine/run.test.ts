@@ -588,7 +588,7 @@ describe('delivery review fixes', () => {
     ]);
   });
 
-  it('keeps a failing version the upstream stops showing as a dead letter, never drops it', async () => {
+  it('keeps retrying a failing version the upstream stops showing, from its record, until it is a dead letter', async () => {
     const world = new World(options);
     const store = new MemoryStore();
     const { engine } = engineIn(world, store, {
@@ -602,11 +602,43 @@ describe('delivery review fixes', () => {
     add(world, 'x', WORLD_START + 1_000);
     await run(engine, world); // x@1 fails
     world.updates.length = 0; // the record is gone upstream
-    await run(engine, world);
-    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+    for (let attempt = 2; attempt <= 4; attempt += 1) {
+      await run(engine, world);
+      // C never passes a version that is still failing.
+      expect(store.read().checkpoint ?? 0).toBeLessThanOrEqual(WORLD_START + 1_000);
+      expect(store.deadLetters.size).toBe(0);
+    }
+    await run(engine, world); // attempt 5: a dead letter, and C moves on
     const [letter] = store.deadLetters.values();
-    expect(letter).toMatchObject({ id: 'x', versionMs: WORLD_START + 1_000 });
-    expect(letter?.error).toContain('superseded');
+    expect(letter).toMatchObject({ id: 'x', versionMs: WORLD_START + 1_000, attempts: 5 });
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+  });
+
+  it('stores a version held behind a failing one, so it is not lost if the upstream moves past it', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    let xFails = true;
+    const sent: number[] = [];
+    const { engine } = engineIn(world, store, {
+      deliverer: {
+        deliver: async (items) => {
+          if (xFails && items.some((item) => item.update.versionMs === WORLD_START + 1_000))
+            return { kind: 'retry', error: '503' };
+          sent.push(...items.map((item) => item.update.versionMs));
+          return { kind: 'delivered' };
+        },
+      },
+    });
+    add(world, 'x', WORLD_START + 1_000);
+    await run(engine, world); // x@1 fails
+    world.updates.length = 0;
+    add(world, 'x', WORLD_START + 70_000); // held behind x@1
+    await run(engine, world);
+    world.updates.length = 0;
+    add(world, 'x', WORLD_START + 130_000); // the upstream moved past x@70
+    xFails = false;
+    await run(engine, world);
+    expect(sent).toEqual([WORLD_START + 1_000, WORLD_START + 70_000, WORLD_START + 130_000]);
   });
 
   it('retries a failing version from its stored record when only a newer one is shown, then moves on', async () => {
@@ -676,5 +708,75 @@ describe('pause between the grant and the start', () => {
     expect(await engine.onAlarm()).toBeNull();
     expect(store.read().lease.held).toBe(false);
     expect(store.runs.filter((run) => run.outcome !== 'skipped')).toEqual([]);
+  });
+});
+
+describe('final review fixes', () => {
+  it('does not keep continuing a caught-up bounded window whose lag_allowance exceeds max_window', async () => {
+    const world = new World({
+      seed: 31,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: true,
+    });
+    const store = new MemoryStore();
+    const base = config(true, 10 * MINUTE);
+    const { engine } = engineIn(world, store, { config: { ...base, max_window: 5 * MINUTE } });
+    world.now += 2 * 60 * MINUTE;
+    await engine.trigger('cron');
+    await engine.onAlarm(); // catches up two hours, window by window
+    world.now += MINUTE;
+    await engine.trigger('cron');
+    const steady = await engine.onAlarm();
+    expect(steady?.outcome).toBe('success');
+    expect(steady?.windows).toBeLessThanOrEqual(2);
+    expect(store.read().wakeup).toBeNull();
+  });
+
+  it('fails a window that needs more pages than the rate limit allows between resets, instead of looping', async () => {
+    const world = new World({
+      seed: 32,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    });
+    for (let i = 0; i < 12; i += 1) {
+      world.updates.push({
+        id: `r${i}`,
+        version: `v${i}`,
+        versionMs: WORLD_START + i * 1_000,
+        record: {},
+        visibleAt: 0,
+      });
+    }
+    const store = new MemoryStore();
+    let inQuota = 0;
+    const limited: Source = {
+      fetchPage: async (window, cursor) => {
+        inQuota += 1;
+        const all = world.updates
+          .filter((u) => u.versionMs >= window.from)
+          .sort((a, b) => b.versionMs - a.versionMs);
+        const offset = Number(cursor ?? 0);
+        const next = offset + 4 < all.length ? String(offset + 4) : null;
+        const spent = inQuota % 2 === 0 ? { pauseUntil: world.now + MINUTE } : {};
+        return { ok: true, updates: all.slice(offset, offset + 4), malformed: [], next, ...spent };
+      },
+    };
+    const { engine } = engineIn(world, store, { source: limited });
+    const outcomes: string[] = [];
+    world.now += MINUTE;
+    await engine.trigger('cron');
+    for (let step = 0; step < 12 && store.read().wakeup?.reason !== 'retry'; step += 1) {
+      world.now = Math.max(world.now, store.read().wakeup?.at ?? world.now);
+      outcomes.push((await engine.onAlarm())?.outcome ?? 'none');
+    }
+    expect(outcomes.at(-1)).toBe('failed');
+    expect(store.runs.at(-1)?.error).toContain("stopped on the upstream's rate limit");
+    expect(store.runs.at(-1)?.error).toContain('is too big for one run');
   });
 });
