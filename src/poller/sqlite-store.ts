@@ -350,21 +350,7 @@ export class SqliteStore implements PollerStore {
 
   deadLetter(epoch: number, letter: DeadLetter): boolean {
     return this.fenced(epoch, () => {
-      this.write(
-        `INSERT OR IGNORE INTO dead_letters
-           (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        letter.key,
-        letter.kind,
-        letter.id,
-        letter.version,
-        letter.versionMs,
-        JSON.stringify(letter.record) ?? 'null',
-        letter.error,
-        letter.attempts,
-        letter.firstFailure,
-        letter.lastFailure,
-      );
+      this.insertDeadLetter(letter);
       this.write('DELETE FROM delivery_failures WHERE key = ?', letter.key);
       // Handled now (R8): the ledger keeps the window's retry from trying it again.
       if (
@@ -382,6 +368,10 @@ export class SqliteStore implements PollerStore {
 
   /** Keeps a dead letter that did not come from a run (the queue's dead-letter queue). */
   addDeadLetter(letter: DeadLetter): void {
+    this.insertDeadLetter(letter);
+  }
+
+  private insertDeadLetter(letter: DeadLetter): void {
     this.write(
       `INSERT OR IGNORE INTO dead_letters
          (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
