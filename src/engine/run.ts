@@ -1,5 +1,5 @@
 import { retryAt } from './backoff.ts';
-import { type BudgetStop, RunBudget } from './budget.ts';
+import { RunBudget } from './budget.ts';
 import { holdsLease, ledgerFloor, pollWindow, type Stop, type Tally } from './poll-window.ts';
 import type {
   LedgerEntry,
