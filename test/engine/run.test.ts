@@ -117,6 +117,23 @@ class World implements Source, Deliverer {
 
 const WORLD_START = Date.parse('2026-06-01T00:00:00Z');
 
+/** A page of the world's updates from `window.from`, `size` at a time, in `order` of version. */
+function listing(
+  world: World,
+  window: Window,
+  cursor: string | null,
+  size: number,
+  order: 'oldest-first' | 'newest-first',
+): PageResult & { ok: true } {
+  const sign = order === 'oldest-first' ? 1 : -1;
+  const all = world.updates
+    .filter((u) => u.versionMs >= window.from)
+    .sort((a, b) => sign * (a.versionMs - b.versionMs));
+  const offset = Number(cursor ?? 0);
+  const next = offset + size < all.length ? String(offset + size) : null;
+  return { ok: true, updates: all.slice(offset, offset + size), malformed: [], next };
+}
+
 function config(
   bounded: boolean,
   lagAllowance: number,
@@ -447,16 +464,7 @@ describe('review fixes', () => {
           record: {},
           visibleAt: 0,
         });
-        const all = world.updates
-          .filter((u) => u.versionMs >= window.from)
-          .sort((a, b) => b.versionMs - a.versionMs);
-        const offset = Number(cursor ?? 0);
-        return {
-          ok: true,
-          updates: all.slice(offset, offset + 4),
-          malformed: [],
-          next: offset + 4 < all.length ? String(offset + 4) : null,
-        };
+        return listing(world, window, cursor, 4, 'newest-first');
       },
     };
     const { engine } = engineIn(world, store, {
@@ -551,16 +559,7 @@ describe('delivery review fixes', () => {
     let failOnce = true;
     const pages: Source = {
       fetchPage: async (window, cursor) => {
-        const all = world.updates
-          .filter((u) => u.versionMs >= window.from)
-          .sort((a, b) => a.versionMs - b.versionMs);
-        const offset = Number(cursor ?? 0);
-        return {
-          ok: true,
-          updates: all.slice(offset, offset + 1),
-          malformed: [],
-          next: offset + 1 < all.length ? String(offset + 1) : null,
-        };
+        return listing(world, window, cursor, 1, 'oldest-first');
       },
     };
     const { engine } = engineIn(world, store, {
@@ -758,13 +757,8 @@ describe('final review fixes', () => {
     const limited: Source = {
       fetchPage: async (window, cursor) => {
         inQuota += 1;
-        const all = world.updates
-          .filter((u) => u.versionMs >= window.from)
-          .sort((a, b) => b.versionMs - a.versionMs);
-        const offset = Number(cursor ?? 0);
-        const next = offset + 4 < all.length ? String(offset + 4) : null;
         const spent = inQuota % 2 === 0 ? { pauseUntil: world.now + MINUTE } : {};
-        return { ok: true, updates: all.slice(offset, offset + 4), malformed: [], next, ...spent };
+        return { ...listing(world, window, cursor, 4, 'newest-first'), ...spent };
       },
     };
     const { engine } = engineIn(world, store, { source: limited });
