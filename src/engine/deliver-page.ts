@@ -109,8 +109,7 @@ async function deliverBatch(
     return { update, idempotencyKey: key, attempt: (failing.get(key)?.attempts ?? 0) + 1 };
   });
   const outcome = await ctx.deliverer.deliver(items);
-  const lease = ctx.store.read().lease;
-  if (!lease.held || lease.epoch !== epoch) {
+  if (!ctx.store.holds(epoch)) {
     result.fenced = true;
     return;
   }

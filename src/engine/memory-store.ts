@@ -168,7 +168,7 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
-  private holds(epoch: number): boolean {
+  holds(epoch: number): boolean {
     return this.state.lease.held && this.state.lease.epoch === epoch;
   }
 

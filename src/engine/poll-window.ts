@@ -257,6 +257,5 @@ function uniqueNew(updates: Update[], seen: Set<string>): Update[] {
 }
 
 export function holdsLease(ctx: RunContext, epoch: number): boolean {
-  const lease = ctx.store.read().lease;
-  return lease.held && lease.epoch === epoch;
+  return ctx.store.holds(epoch);
 }

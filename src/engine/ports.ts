@@ -165,6 +165,8 @@ export interface LedgerEntry {
  */
 export interface PollerStore {
   read(): PollerState;
+  /** True while the stored lease is held by `epoch` (R6): the check after every await of a run. */
+  holds(epoch: number): boolean;
   /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
   acquire(expectedEpoch: number, lease: Lease): boolean;
   /** Gives back a lease granted but not started yet (the poller was paused meanwhile). */

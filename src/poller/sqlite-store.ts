@@ -505,9 +505,14 @@ export class SqliteStore implements PollerStore {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM ledger').one().n;
   }
 
-  private holds(epoch: number): boolean {
-    const lease = this.read().lease;
-    return lease.held && lease.epoch === epoch;
+  holds(epoch: number): boolean {
+    // Asked after every page and batch of a run: two columns, not the whole state row.
+    const row = this.sql
+      .exec<{ epoch: number; lease_held: number }>(
+        'SELECT epoch, lease_held FROM poller_state WHERE id = 1',
+      )
+      .one();
+    return row.lease_held === 1 && row.epoch === epoch;
   }
 
   private insertLedger(entries: LedgerEntry[]): void {
