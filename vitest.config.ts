@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { testNetwork } from './test/support/network.ts';
 import { TEST_POLLERS, TEST_SECRETS } from './test/support/pollers.ts';
 
 export default defineConfig(async () => {
@@ -25,6 +26,7 @@ export default defineConfig(async () => {
                   TEST_MIGRATIONS: migrations,
                   DEMO_ERROR_RATE: '0',
                 },
+                serviceBindings: { TEST_NETWORK: testNetwork },
               },
             }),
           ],

@@ -56,9 +56,19 @@ export class WebhookDeliverer implements Deliverer {
             ...(single ? {} : { 'tidemark-batch-id': messageId }),
           },
           body,
+          // A redirect followed by fetch() turns the POST into a GET without a body, and
+          // the 200 at its end would count as delivered: a 3xx is reported instead.
+          redirect: 'manual',
           signal: AbortSignal.timeout(this.config.timeout),
         }),
       );
+      if (isRedirect(response.status)) {
+        await response.body?.cancel();
+        return classifyDeliveryStatus(
+          response.status,
+          `${shown}: HTTP ${response.status}: the receiver redirected to ${this.location(response)}; set deliver.url to the final URL`,
+        );
+      }
       const text = response.ok ? '' : await response.text().catch(() => '');
       const snippet = JSON.stringify(redact(text, this.secrets).slice(0, 200));
       return classifyDeliveryStatus(
@@ -71,6 +81,23 @@ export class WebhookDeliverer implements Deliverer {
       return { kind: 'retry', error: `${shown}: ${redact(reason, this.secrets)}` };
     }
   }
+
+  /** Where a redirect points, absolute and without secrets, for the error message. */
+  private location(response: Response): string {
+    const location = response.headers.get('location');
+    if (location === null) return '(no Location header)';
+    let absolute = location;
+    try {
+      absolute = new URL(location, this.config.url).href;
+    } catch {
+      // Not a URL: shown as it came.
+    }
+    return redact(absolute, this.secrets);
+  }
+}
+
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
 }
 
 /** A batch is named by its contents, so a retried batch carries the same id. */

@@ -8,12 +8,16 @@ export type DeliveryResult =
   | { kind: 'retry'; error: string; deliveredPrefix?: number }
   /** 400, 409, 422 and other 4xx: counts toward max_attempts, then a dead letter. */
   | { kind: 'rejected'; error: string; deliveredPrefix?: number }
-  /** 401, 403, 404: the receiver is misconfigured; the run fails instead of dead-lettering everything. */
+  /**
+   * 401, 403, 404, and any 3xx (deliveries never follow redirects): the receiver is
+   * misconfigured; the run fails instead of dead-lettering everything.
+   */
   | { kind: 'misconfigured'; error: string };
 
 /** Classifies a receiver's HTTP status. */
 export function classifyDeliveryStatus(status: number, error: string): DeliveryResult {
   if (status >= 200 && status < 300) return { kind: 'delivered' };
+  if (status >= 300 && status < 400) return { kind: 'misconfigured', error };
   if (status === 401 || status === 403 || status === 404) return { kind: 'misconfigured', error };
   if (status === 408 || status === 429 || status >= 500) return { kind: 'retry', error };
   return { kind: 'rejected', error };

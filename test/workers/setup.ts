@@ -5,6 +5,8 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: import('cloudflare:test').D1Migration[];
+      /** test/support/network.ts, reached through workerd's own fetch (vitest.config.ts). */
+      TEST_NETWORK: Fetcher;
     }
   }
 }
