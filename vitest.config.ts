@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { BOUNDARY_POLLERS } from './test/support/boundary-pollers.ts';
 import { testNetwork } from './test/support/network.ts';
 import { TEST_POLLERS, TEST_SECRETS } from './test/support/pollers.ts';
 
@@ -22,7 +23,7 @@ export default defineConfig(async () => {
               miniflare: {
                 bindings: {
                   ...TEST_SECRETS,
-                  POLLERS: JSON.stringify(TEST_POLLERS),
+                  POLLERS: JSON.stringify({ ...TEST_POLLERS, ...BOUNDARY_POLLERS }),
                   TEST_MIGRATIONS: migrations,
                   DEMO_ERROR_RATE: '0',
                 },

@@ -2,8 +2,13 @@ import { redact } from '../config/interpolate.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { Handler } from '../handlers/types.ts';
+import { withDeadline } from './deadline.ts';
 
-/** Handler delivery: calls a registered function per record; a resolved promise is success. */
+/**
+ * Handler delivery: calls a registered function per record; a resolved promise is success.
+ * Each call is bounded by `deliver.timeout`: one that has not settled by then is a failed
+ * attempt, and its `signal` aborts so that the handler can stop what it is doing.
+ */
 export class HandlerDeliverer implements Deliverer {
   constructor(
     private readonly poller: string,
@@ -11,19 +16,26 @@ export class HandlerDeliverer implements Deliverer {
     private readonly handler: Handler,
     private readonly env: Env,
     private readonly secrets: readonly string[],
+    private readonly timeout: number,
   ) {}
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     for (const { update, idempotencyKey, attempt } of items) {
       try {
-        await this.handler(update.record, {
-          poller: this.poller,
-          id: update.id,
-          version: update.version,
-          idempotencyKey,
-          attempt,
-          env: this.env,
-        });
+        const outcome = await withDeadline(this.timeout, (signal) =>
+          this.handler(update.record, {
+            poller: this.poller,
+            id: update.id,
+            version: update.version,
+            idempotencyKey,
+            attempt,
+            env: this.env,
+            signal,
+          }),
+        );
+        if (outcome.timedOut) {
+          return { kind: 'retry', error: `handler "${this.name}" ${outcome.error}` };
+        }
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         return {

@@ -42,14 +42,24 @@ export function createDeliverer(
       'deliver.name (the handler the queue consumer runs)',
     );
     if (!consumer.ok) return consumer;
-    return { ok: true, deliverer: new QueueDeliverer(poller, config.binding, queue) };
+    return {
+      ok: true,
+      deliverer: new QueueDeliverer(poller, config.binding, queue, config.timeout),
+    };
   }
   if (config.type === 'handler' && config.name !== undefined) {
     const found = findHandler(config.name, 'deliver.name');
     if (!found.ok) return found;
     return {
       ok: true,
-      deliverer: new HandlerDeliverer(poller, config.name, found.handler, env, secrets),
+      deliverer: new HandlerDeliverer(
+        poller,
+        config.name,
+        found.handler,
+        env,
+        secrets,
+        config.timeout,
+      ),
     };
   }
   return { ok: false, error: `deliver.type: "${config.type}" is missing its settings` };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { backoffDelay } from '../engine/backoff.ts';
+import { withDeadline } from './deadline.ts';
 import { findHandler } from './index.ts';
 
 const messageBody = z.object({
@@ -13,10 +14,10 @@ const messageBody = z.object({
 });
 
 /**
- * The consumer of `deliver.type = "queue"`: runs the poller's handler for each message.
- * A handler that throws has its message retried with backoff; after the queue's
- * `max_retries` the message goes to its `dead_letter_queue` (wrangler.toml), so nothing is
- * dropped. Acked only on success.
+ * The consumer of `deliver.type = "queue"`: runs the poller's handler for each message,
+ * bounded by `deliver.timeout`. A handler that throws or times out has its message retried
+ * with backoff; after the queue's `max_retries` the message goes to its `dead_letter_queue`
+ * (wrangler.toml), so nothing is dropped. Acked only on success.
  */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (batch.queue.endsWith('-dlq')) return keepDeadLetters(batch, env);
@@ -57,15 +58,19 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
       continue;
     }
     try {
-      await found.handler(body.record, {
-        poller: body.poller,
-        id: body.id,
-        version: body.version,
-        idempotencyKey: body.idempotency_key,
-        attempt: message.attempts,
-        env,
-      });
-      message.ack();
+      const outcome = await withDeadline(entry.config.deliver.timeout, (signal) =>
+        found.handler(body.record, {
+          poller: body.poller,
+          id: body.id,
+          version: body.version,
+          idempotencyKey: body.idempotency_key,
+          attempt: message.attempts,
+          env,
+          signal,
+        }),
+      );
+      if (outcome.timedOut) retry(`handler ${outcome.error}`);
+      else message.ack();
     } catch (error) {
       retry(redact(error instanceof Error ? error.message : String(error), entry.secrets));
     }

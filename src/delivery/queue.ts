@@ -1,5 +1,6 @@
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
+import { withDeadline } from './deadline.ts';
 
 /** The body of one queue message. */
 export interface QueueMessageBody {
@@ -21,13 +22,15 @@ export interface QueueProducer {
 /**
  * Queue delivery: one `sendBatch` per batch of records (split further to stay within the
  * Queues limits); success is the batch being accepted. A consumer in this Worker (the
- * `queue()` handler) then runs the handler for each message, retrying on its own.
+ * `queue()` handler) then runs the handler for each message, retrying on its own. The
+ * sends of one batch are bounded by `deliver.timeout` together, like one webhook request.
  */
 export class QueueDeliverer implements Deliverer {
   constructor(
     private readonly poller: string,
     private readonly binding: string,
     private readonly queue: QueueProducer,
+    private readonly timeout: number,
   ) {}
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
@@ -50,13 +53,19 @@ export class QueueDeliverer implements Deliverer {
     }
     let sent = 0;
     try {
-      for (const part of splitBySize(messages)) {
-        await this.queue.sendBatch(
-          part.map((message) => ({ body: message.body, contentType: 'json' })),
-        );
-        sent += part.length;
-      }
-      return { kind: 'delivered' };
+      const outcome = await withDeadline(this.timeout, async (signal) => {
+        for (const part of splitBySize(messages)) {
+          if (signal.aborted) return;
+          await this.queue.sendBatch(
+            part.map((message) => ({ body: message.body, contentType: 'json' })),
+          );
+          sent += part.length;
+        }
+      });
+      if (!outcome.timedOut) return { kind: 'delivered' };
+      // The parts accepted before the deadline are delivered; only the rest is retried.
+      const error = `queue ${this.binding}: sendBatch ${outcome.error}`;
+      return { kind: 'retry', error, deliveredPrefix: sent };
     } catch (error) {
       // The parts already accepted are delivered; only the rest is retried.
       const message = `queue ${this.binding}: sendBatch failed: ${String(error)}`;

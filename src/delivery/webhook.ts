@@ -3,6 +3,7 @@ import type { DeliverConfig } from '../config/schema.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
+import { withDeadline } from './deadline.ts';
 import { signWebhook } from './standard-webhooks.ts';
 
 /** The JSON body of one webhook delivery, or one element of a batch. */
@@ -45,41 +46,55 @@ export class WebhookDeliverer implements Deliverer {
     const timestamp = Math.floor(this.now() / 1000);
     const shown = `POST ${redact(this.config.url, this.secrets)}`;
     try {
-      const response = await this.fetcher(
-        new Request(this.config.url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'webhook-id': messageId,
-            'webhook-timestamp': String(timestamp),
-            'webhook-signature': await signWebhook(this.config.secret, messageId, timestamp, body),
-            ...(single ? {} : { 'tidemark-batch-id': messageId }),
-          },
-          body,
-          // A redirect followed by fetch() turns the POST into a GET without a body, and
-          // the 200 at its end would count as delivered: a 3xx is reported instead.
-          redirect: 'manual',
-          signal: AbortSignal.timeout(this.config.timeout),
-        }),
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'webhook-id': messageId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': await signWebhook(this.config.secret, messageId, timestamp, body),
+        ...(single ? {} : { 'tidemark-batch-id': messageId }),
+      };
+      const outcome = await withDeadline(this.config.timeout, (signal) =>
+        this.post(shown, headers, body, signal),
       );
-      if (isRedirect(response.status)) {
-        await response.body?.cancel();
-        return classifyDeliveryStatus(
-          response.status,
-          `${shown}: HTTP ${response.status}: the receiver redirected to ${this.location(response)}; set deliver.url to the final URL`,
-        );
-      }
-      const text = response.ok ? '' : await response.text().catch(() => '');
-      const snippet = JSON.stringify(redact(text, this.secrets).slice(0, 200));
+      return outcome.timedOut
+        ? { kind: 'retry', error: `${shown}: ${outcome.error}` }
+        : outcome.value;
+    } catch (error) {
+      return { kind: 'retry', error: `${shown}: ${redact(String(error), this.secrets)}` };
+    }
+  }
+
+  /** One POST, its answer read and classified. */
+  private async post(
+    shown: string,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<DeliveryResult> {
+    const response = await this.fetcher(
+      new Request(this.config.url, {
+        method: 'POST',
+        headers,
+        body,
+        // A redirect followed by fetch() turns the POST into a GET without a body, and the
+        // 200 at its end would count as delivered: a 3xx is reported instead.
+        redirect: 'manual',
+        signal,
+      }),
+    );
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
       return classifyDeliveryStatus(
         response.status,
-        `${shown}: HTTP ${response.status}; body ${snippet}`,
+        `${shown}: HTTP ${response.status}: the receiver redirected to ${this.location(response)}; set deliver.url to the final URL`,
       );
-    } catch (error) {
-      const reason =
-        error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
-      return { kind: 'retry', error: `${shown}: ${redact(reason, this.secrets)}` };
     }
+    const text = response.ok ? '' : await response.text().catch(() => '');
+    const snippet = JSON.stringify(redact(text, this.secrets).slice(0, 200));
+    return classifyDeliveryStatus(
+      response.status,
+      `${shown}: HTTP ${response.status}; body ${snippet}`,
+    );
   }
 
   /** Where a redirect points, absolute and without secrets, for the error message. */

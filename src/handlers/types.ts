@@ -4,12 +4,20 @@ export interface HandlerContext {
   id: string;
   /** The record's updated_at as the upstream reports it. */
   version: string;
-  /** `<poller>:<id>:<version>`: store it, or use it, to make the handler idempotent. */
+  /**
+   * `<poller>:<id>:<version>` (a `%` or `:` in the id percent-encoded): store it, or use it,
+   * to make the handler idempotent.
+   */
   idempotencyKey: string;
   /** 1 for the first attempt at this update. */
   attempt: number;
   /** The Worker's bindings (D1, KV, queues, secrets…). */
   env: Env;
+  /**
+   * Aborts when the call outlives `deliver.timeout`: the attempt has failed by then, and
+   * work the handler goes on with overlaps the retry. Pass it to `fetch` and the like.
+   */
+  signal: AbortSignal;
 }
 
 /**

@@ -30,7 +30,7 @@ function producer() {
 describe('queue delivery within the Queues limits', () => {
   it('sends 100 small records in one sendBatch, as { poller, id, version, idempotency_key, record }', async () => {
     const { batches, queue } = producer();
-    const result = await new QueueDeliverer('p', 'Q', queue).deliver(items(100));
+    const result = await new QueueDeliverer('p', 'Q', queue, 30_000).deliver(items(100));
     expect(result).toEqual({ kind: 'delivered' });
     expect(batches).toHaveLength(1);
     expect(batches[0]).toHaveLength(QUEUE_LIMITS.messages);
@@ -48,7 +48,7 @@ describe('queue delivery within the Queues limits', () => {
 
   it('splits a batch that would pass 256 KB', async () => {
     const { batches, queue } = producer();
-    const result = await new QueueDeliverer('p', 'Q', queue).deliver(items(10, 60_000)); // ~600 KB
+    const result = await new QueueDeliverer('p', 'Q', queue, 30_000).deliver(items(10, 60_000)); // ~600 KB
     expect(result.kind).toBe('delivered');
     expect(batches.length).toBeGreaterThanOrEqual(3);
     for (const batch of batches) {
@@ -60,14 +60,14 @@ describe('queue delivery within the Queues limits', () => {
 
   it('rejects a record over the 128 KB a message may hold (it will become a dead letter)', async () => {
     const { batches, queue } = producer();
-    const result = await new QueueDeliverer('p', 'Q', queue).deliver(items(1, 130_000));
+    const result = await new QueueDeliverer('p', 'Q', queue, 30_000).deliver(items(1, 130_000));
     expect(result.kind).toBe('rejected');
     expect(batches).toHaveLength(0);
   });
 
   it('reports a failed sendBatch as retryable', async () => {
     const queue = { sendBatch: async () => Promise.reject(new Error('queue overloaded')) };
-    const result = await new QueueDeliverer('p', 'Q', queue).deliver(items(2));
+    const result = await new QueueDeliverer('p', 'Q', queue, 30_000).deliver(items(2));
     expect(result).toMatchObject({ kind: 'retry' });
   });
 });
