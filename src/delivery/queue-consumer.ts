@@ -23,20 +23,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
   if (batch.queue.endsWith('-dlq')) return keepDeadLetters(batch, env);
   const table = readPollersTable(env.POLLERS);
   for (const message of batch.messages) {
-    const retry = (error: string) => {
-      console.log(
-        JSON.stringify({
-          event: 'queue_retry',
-          queue: batch.queue,
-          message: message.id,
-          attempts: message.attempts,
-          error,
-        }),
-      );
-      message.retry({
-        delaySeconds: Math.ceil(backoffDelay(message.attempts, Math.random) / 1000),
-      });
-    };
+    const retry = (error: string) => retryLater(batch.queue, message, error);
     const parsed = messageBody.safeParse(message.body);
     if (!parsed.success) {
       retry('not a tidemark delivery message');
@@ -80,31 +67,49 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
 /**
  * The dead-letter queue of the deliveries (a queue whose name ends in "-dlq"): each message
  * the consumer gave up on becomes a dead letter of its poller, shown in status and
- * replayable like any other (R8), instead of expiring unseen in the queue.
+ * replayable like any other (R8), instead of expiring unseen in the queue. A message is
+ * acked only once its poller has stored it; otherwise (the object is unreachable or
+ * failing, or the message is not one of ours) it is retried with backoff, and what still
+ * fails after this consumer's `max_retries` goes to its own `dead_letter_queue`
+ * (wrangler.toml) instead of being deleted.
  */
 async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     const parsed = messageBody.safeParse(message.body);
     if (!parsed.success) {
-      console.log(
-        JSON.stringify({
-          event: 'dead_letter_unreadable',
-          queue: batch.queue,
-          message: message.id,
-        }),
-      );
-      message.ack();
+      retryLater(batch.queue, message, 'not a tidemark delivery message');
       continue;
     }
     const body = parsed.data;
-    await env.POLLER.get(env.POLLER.idFromName(body.poller)).queueDeadLetter(body.poller, {
-      key: body.idempotency_key,
-      id: body.id,
-      version: body.version,
-      record: JSON.stringify(body.record ?? null),
-      attempts: message.attempts,
-      at: message.timestamp.getTime(),
-    });
-    message.ack();
+    try {
+      await env.POLLER.get(env.POLLER.idFromName(body.poller)).queueDeadLetter(body.poller, {
+        key: body.idempotency_key,
+        id: body.id,
+        version: body.version,
+        record: JSON.stringify(body.record ?? null),
+        attempts: message.attempts,
+        at: message.timestamp.getTime(),
+      });
+      message.ack();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      retryLater(batch.queue, message, `storing the dead letter failed: ${reason}`);
+    }
   }
+}
+
+/** Retries a message after a backoff that grows with its attempts, and logs why. */
+function retryLater(queue: string, message: Message<unknown>, error: string): void {
+  console.log(
+    JSON.stringify({
+      event: 'queue_retry',
+      queue,
+      message: message.id,
+      attempts: message.attempts,
+      error,
+    }),
+  );
+  message.retry({
+    delaySeconds: Math.ceil(backoffDelay(message.attempts, Math.random) / 1000),
+  });
 }

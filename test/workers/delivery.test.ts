@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../sim/random.ts';
 import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
+import { Poller } from '../../src/poller/durable-object.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -293,6 +294,54 @@ describe("the queue's dead-letter queue", () => {
       record: { id: 'lost-cause' },
     });
     expect(letter?.error).toContain('dead-letter queue');
+  });
+
+  describe('when storing a dead letter fails', () => {
+    const store = Poller.prototype.queueDeadLetter;
+    afterEach(() => {
+      Poller.prototype.queueDeadLetter = store;
+    });
+
+    it('retries the message with a delay instead of acking it, and still stores the rest of the batch', async () => {
+      Poller.prototype.queueDeadLetter = async function (this: Poller, name, message) {
+        if (message.id === 'unlucky') throw new Error('Durable Object storage is overloaded');
+        return store.call(this, name, message);
+      };
+      // A poller object of this test's own, so that other tests' dead letters do not mix in.
+      const poller = `queued-${crypto.randomUUID()}`;
+      const body = (id: string) => ({
+        poller,
+        id,
+        version: '2026-11-01T00:00:00.000Z',
+        idempotency_key: `${poller}:${id}:2026-11-01T00:00:00.000Z`,
+        record: { id },
+      });
+      const batch = createMessageBatch('tidemark-deliveries-dlq', [
+        { id: 'dlq-unlucky', timestamp: new Date(), attempts: 1, body: body('unlucky') },
+        { id: 'dlq-fine', timestamp: new Date(), attempts: 1, body: body('fine') },
+        // Not one of ours: kept too (retried into the last-resort queue), never acked away.
+        { id: 'dlq-junk', timestamp: new Date(), attempts: 1, body: { nope: 1 } as never },
+      ]);
+      const delays = new Map<string, number | undefined>();
+      for (const message of batch.messages) {
+        const retry = message.retry.bind(message);
+        vi.spyOn(message, 'retry').mockImplementation((options) => {
+          delays.set(message.id, options?.delaySeconds);
+          retry(options);
+        });
+      }
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      const result = await getQueueResult(batch, ctx);
+
+      expect(result.explicitAcks).toEqual(['dlq-fine']);
+      expect(result.retryBatch.retry).toBe(false);
+      expect(result.retryMessages.map((m) => m.msgId).sort()).toEqual(['dlq-junk', 'dlq-unlucky']);
+      expect(delays.get('dlq-unlucky')).toBeGreaterThan(0);
+      expect(delays.get('dlq-junk')).toBeGreaterThan(0);
+      const stored = await env.POLLER.get(env.POLLER.idFromName(poller)).deadLetters(poller, 10);
+      expect(stored.items.map((letter) => letter.id)).toEqual(['fine']);
+    });
   });
 });
 
