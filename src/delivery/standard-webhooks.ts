@@ -50,3 +50,29 @@ export function isValidSigningSecret(secret: string): boolean {
     return false;
   }
 }
+
+/** Keys up to this long go out as `webhook-id` as they are; a longer one is hashed. */
+const MAX_PLAIN_ID = 200;
+/** Visible ASCII: what a header carries byte for byte to every verifier. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
+/**
+ * The `webhook-id` of one record's delivery, derived from its idempotency key: the key
+ * itself when it is short visible ASCII (an id of letters, digits and punctuation),
+ * otherwise `msg_` + 32 hex digits of its SHA-256. A raw UTF-8, control or 10 kB id in a
+ * header is mangled or refused on the way, the signature over it fails, and a receiver
+ * answering 401 would stall the poller on that one record. Stable: a retry sends the same
+ * id. (The body's `idempotency_key` stays the readable key.)
+ */
+export async function webhookId(key: string): Promise<string> {
+  if (key.length <= MAX_PLAIN_ID && HEADER_SAFE.test(key)) return key;
+  return `msg_${await sha256Hex(key)}`;
+}
+
+/** The first 16 bytes of the SHA-256 of `text`, as 32 hex digits. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)),
+  );
+  return Array.from(digest.slice(0, 16), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}

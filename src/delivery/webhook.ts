@@ -4,7 +4,7 @@ import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
 import { withDeadline } from './deadline.ts';
-import { signWebhook } from './standard-webhooks.ts';
+import { sha256Hex, signWebhook, webhookId } from './standard-webhooks.ts';
 
 /** The JSON body of one webhook delivery, or one element of a batch. */
 export interface WebhookBody {
@@ -17,9 +17,10 @@ export interface WebhookBody {
 
 /**
  * Webhook delivery, signed per Standard Webhooks. `batch = 1`: one POST per record, its body
- * the record's envelope and `webhook-id` its idempotency key. `batch > 1`: a JSON array of
- * envelopes (each with its own key), `webhook-id` and `tidemark-batch-id` naming the batch.
- * 2xx is success; the rest is classified per SEMANTICS.md.
+ * the record's envelope (with the readable `idempotency_key`) and `webhook-id` the
+ * header-safe id derived from it (`webhookId`). `batch > 1`: a JSON array of envelopes (each
+ * with its own key), `webhook-id` and `tidemark-batch-id` naming the batch. 2xx is success;
+ * a 3xx is never followed; the rest is classified per SEMANTICS.md.
  */
 export class WebhookDeliverer implements Deliverer {
   constructor(
@@ -42,7 +43,9 @@ export class WebhookDeliverer implements Deliverer {
     );
     const single = this.config.batch === 1 && envelopes.length === 1;
     const body = JSON.stringify(single ? envelopes[0] : envelopes);
-    const messageId = single ? (items[0]?.idempotencyKey ?? '') : await batchId(items);
+    const messageId = single
+      ? await webhookId(items[0]?.idempotencyKey ?? '')
+      : await batchId(items);
     const timestamp = Math.floor(this.now() / 1000);
     const shown = `POST ${redact(this.config.url, this.secrets)}`;
     try {
@@ -117,10 +120,5 @@ function isRedirect(status: number): boolean {
 
 /** A batch is named by its contents, so a retried batch carries the same id. */
 async function batchId(items: DeliveryItem[]): Promise<string> {
-  const keys = new TextEncoder().encode(items.map((item) => item.idempotencyKey).join('\n'));
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', keys));
-  const hex = Array.from(digest.slice(0, 16), (byte) => byte.toString(16).padStart(2, '0')).join(
-    '',
-  );
-  return `batch_${hex}`;
+  return `batch_${await sha256Hex(items.map((item) => item.idempotencyKey).join('\n'))}`;
 }

@@ -1,6 +1,16 @@
-/** R13: every delivery carries `<poller>:<id>:<version>` so receivers can deduplicate too. */
+/**
+ * R13: every delivery carries `<poller>:<id>:<version>` so receivers can deduplicate too.
+ * A `%` or `:` in the poller or the id is percent-encoded (`%25`, `%3A`), so the first two
+ * `:` always end those parts and no two updates share a key (id "b:c" at version "d" and
+ * id "b" at version "c:d" would). The version, last, stays as the upstream wrote it (an ISO
+ * time has colons of its own), and a plain id gives the same key as it always did.
+ */
 export function idempotencyKey(poller: string, id: string, version: string): string {
-  return `${poller}:${id}:${version}`;
+  return `${keyPart(poller)}:${keyPart(id)}:${version}`;
+}
+
+function keyPart(text: string): string {
+  return text.replaceAll('%', '%25').replaceAll(':', '%3A');
 }
 
 /**

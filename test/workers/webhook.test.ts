@@ -93,3 +93,42 @@ describe('redirects', () => {
     expect(Date.parse(status.next_alarm_at ?? '')).toBeGreaterThanOrEqual(Date.now() + 29 * MINUTE);
   });
 });
+
+describe('ids that are not plain ASCII', () => {
+  it('gives every update a short, header-safe webhook-id that the Standard Webhooks verifier accepts, and the readable key in the body', async () => {
+    const poller = newPoller('seed');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    const ids = ['café ☕ 会話', 'org:42', 'line\nbreak', 'x'.repeat(10_000), '100%'];
+    const version = upstream.add(ids[0] ?? '', Date.now() - 30_000).updatedAt;
+    for (const id of ids.slice(1)) upstream.add(id, version);
+    receiver.fail('café ☕ 会話', 503, 1); // its retry must carry the same webhook-id
+
+    await poller.tick();
+    await poller.retryNow();
+
+    expect((await poller.status()).last_run?.outcome).toBe('success');
+    expect(receiver.ids().sort()).toEqual([...ids].sort());
+    const key = (id: string) =>
+      `seed:${id.replaceAll('%', '%25').replaceAll(':', '%3A')}:${version}`;
+    const verifier = new Webhook(SECRET);
+    for (const delivery of receiver.deliveries) {
+      const headers = Object.fromEntries(delivery.headers.entries());
+      expect(headers['webhook-id']).toMatch(/^[\x21-\x7e]{1,200}$/);
+      expect(verifier.verify(delivery.body, headers)).toMatchObject({
+        id: delivery.id,
+        idempotency_key: key(delivery.id),
+      });
+    }
+    const idOf = (id: string) => receiver.deliveries.find((d) => d.id === id)?.key;
+    expect(idOf('org:42')).toBe(`seed:org%3A42:${version}`); // short and ASCII: the key itself
+    expect(idOf('100%')).toBe(`seed:100%25:${version}`);
+    expect(idOf('line\nbreak')).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(idOf('x'.repeat(10_000))).toMatch(/^msg_[0-9a-f]{32}$/);
+    const cafe = receiver.requests
+      .filter((request) => request.body.includes('café'))
+      .map((request) => request.headers.get('webhook-id'));
+    expect(cafe).toHaveLength(2);
+    expect(cafe[0]).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(cafe[1]).toBe(cafe[0]);
+  });
+});
