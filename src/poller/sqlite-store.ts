@@ -182,7 +182,10 @@ export class SqliteStore implements PollerStore {
 
   /**
    * Moves C by hand, unless a lease is held (the run would overwrite it). Backward is a
-   * backfill: the ledger is cleared so that the window is delivered again in full.
+   * backfill: the ledger is cleared so that the window is delivered again in full. Pending
+   * delivery failures stay: a failing version the upstream no longer lists exists only in
+   * its stored record, and the next runs retry it from there until it is delivered or
+   * dead-lettered (R8).
    */
   moveCheckpoint(at: number): boolean {
     return this.storage.transactionSync(() => {
@@ -192,7 +195,6 @@ export class SqliteStore implements PollerStore {
       );
       if (moved === 0) return false;
       this.write('DELETE FROM ledger');
-      this.write('DELETE FROM delivery_failures');
       return true;
     });
   }

@@ -1,0 +1,89 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
+
+const MINUTE = 60_000;
+let upstream: FakeUpstream;
+let receiver: FakeReceiver;
+
+beforeEach(() => {
+  ({ upstream, receiver } = installFakes());
+});
+
+/** The upstream stops listing this version (the record moved on, or was deleted). */
+function unlist(update: { id: string; updatedAtMs: number }) {
+  const index = upstream.updates.findIndex(
+    (u) => u.id === update.id && u.updatedAtMs === update.updatedAtMs,
+  );
+  upstream.updates.splice(index, 1);
+}
+
+describe('moving the checkpoint keeps pending delivery failures', () => {
+  it('a backfill retries a failing version the upstream no longer lists, from its stored record, before the newer one', async () => {
+    const poller = newPoller('seed');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    const v1 = upstream.add('x', start + MINUTE);
+    receiver.fail('x', 500);
+    await poller.tick();
+    expect((await poller.status()).last_run?.outcome).toBe('failed');
+    expect(await poller.checkpoint()).toBe(start);
+
+    // The record moves on: the upstream now lists only its newer version.
+    unlist(v1);
+    const v2 = upstream.add('x', start + 2 * MINUTE);
+    const moved = await poller.stub().moveCheckpoint('seed', {
+      at: start - 10 * MINUTE,
+      reason: 'receiver restored from a backup',
+      force: false,
+    });
+    expect(moved).toMatchObject({ outcome: 'moved', backfill: true });
+
+    expect(await poller.stub().runNow('seed')).toMatchObject({
+      outcome: 'ran',
+      run: { outcome: 'success' },
+    });
+    expect(receiver.deliveries.filter((d) => d.id === 'x').map((d) => d.version)).toEqual([
+      v1.updatedAt,
+      v2.updatedAt,
+    ]);
+    expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
+    expect((await poller.status()).dead_letters.count).toBe(0);
+  });
+
+  it('a forced move forward keeps a failing version below the new checkpoint until it is dead-lettered', async () => {
+    const poller = newPoller('poison'); // max_attempts 3
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    const v1 = upstream.add('x', start + MINUTE);
+    receiver.fail('x', 500, 99);
+    await poller.tick();
+    unlist(v1);
+
+    const to = Date.now() - 1_000;
+    const moved = await poller.stub().moveCheckpoint('poison', {
+      at: to,
+      reason: 'skip an upstream outage',
+      force: true,
+    });
+    expect(moved).toMatchObject({ outcome: 'moved', backfill: false });
+    const key = `poison:x:${v1.updatedAt}`;
+    expect(await poller.sql('SELECT key, attempts FROM delivery_failures')).toEqual([
+      { key, attempts: 1 },
+    ]);
+
+    // The runs after the move settle it: retried until max_attempts, or kept as superseded.
+    await poller.stub().runNow('poison');
+    for (let retry = 0; retry < 5; retry += 1) {
+      if ((await poller.status()).next_wakeup?.reason !== 'retry') break;
+      await poller.retryNow();
+    }
+    const status = await poller.status();
+    expect(status.last_run?.outcome).toBe('success');
+    expect(await poller.checkpoint()).toBeGreaterThanOrEqual(to);
+    expect(status.dead_letters.count).toBe(1);
+    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    expect(letter).toMatchObject({ key, id: 'x', version: v1.updatedAt, record: { id: 'x' } });
+    expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
+  });
+});
