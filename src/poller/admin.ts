@@ -17,10 +17,14 @@ export function audit(
   console.log(JSON.stringify({ event: 'admin', poller, action, detail }));
 }
 
+/** The earliest checkpoint an admin may set: upstream times before the Unix epoch are typos. */
+export const EARLIEST_CHECKPOINT = 0;
+
 /**
- * PUT checkpoint: refused while a lease is held (the run would overwrite it); backward is a
- * backfill (everything from there is delivered again); forward can skip updates, so it
- * needs `force`.
+ * PUT checkpoint: a time between 1970-01-01 and now (anything else is a typo, and every
+ * stored time must render as a date); refused while a lease is held (the run would
+ * overwrite it); backward is a backfill (everything from there is delivered again); forward
+ * can skip updates, so it needs `force`. Pending delivery failures are kept either way.
  */
 export function moveCheckpoint(
   store: SqliteStore,
@@ -28,6 +32,8 @@ export function moveCheckpoint(
   request: { at: number; reason: string; force: boolean },
   now: number,
 ): CheckpointResult {
+  const outOfBounds = checkpointBounds(request.at, now);
+  if (outOfBounds !== null) return { outcome: 'refused', status: 400, error: outOfBounds };
   const state = store.read();
   if (state.lease.held && (state.lease.expiresAt ?? 0) > now) {
     return {
@@ -36,8 +42,6 @@ export function moveCheckpoint(
       error: `run ${state.lease.epoch} holds the lease until ${new Date(state.lease.expiresAt ?? now).toISOString()}; try again when it has finished`,
     };
   }
-  if (request.at > now)
-    return { outcome: 'refused', status: 400, error: 'the checkpoint cannot be in the future' };
   const from = state.checkpoint;
   const forward = from !== null && request.at > from;
   if (forward && !request.force) {
@@ -69,4 +73,15 @@ export function moveCheckpoint(
     now,
   );
   return result;
+}
+
+/** Why `at` cannot be a checkpoint, or null when it can. */
+function checkpointBounds(at: number, now: number): string | null {
+  if (!Number.isFinite(at)) return 'the checkpoint must be a valid time';
+  if (at < EARLIEST_CHECKPOINT) {
+    const earliest = new Date(EARLIEST_CHECKPOINT).toISOString();
+    return `the checkpoint cannot be before ${earliest} (the Unix epoch): check the year`;
+  }
+  if (at > now) return 'the checkpoint cannot be in the future';
+  return null;
 }

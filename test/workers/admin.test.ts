@@ -1,4 +1,6 @@
+import { exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 
@@ -9,6 +11,18 @@ let receiver: FakeReceiver;
 beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
+
+/** An admin API call, as an operator's curl would make it. */
+function admin(method: string, path: string, body?: unknown) {
+  return exports.default.fetch(`https://tidemark.test${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TEST_SECRETS.ADMIN_TOKEN}`,
+      'content-type': 'application/json',
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
 
 /** The upstream stops listing this version (the record moved on, or was deleted). */
 function unlist(update: { id: string; updatedAtMs: number }) {
@@ -85,5 +99,41 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
     expect(letter).toMatchObject({ key, id: 'x', version: v1.updatedAt, record: { id: 'x' } });
     expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
+  });
+});
+
+describe('the checkpoint admin input is bounded in time', () => {
+  it('refuses times before 1970-01-01 with a 400 that says so, and stores nothing', async () => {
+    const poller = newPoller('seed', 'seed');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    for (const at of [
+      '0000-01-01T00:00:00Z',
+      '1969-12-31T23:59:59.999Z',
+      '1970-01-01T00:30:00+01:00',
+    ]) {
+      const response = await admin('PUT', '/pollers/seed/checkpoint', { at, reason: 'typo' });
+      expect(response.status, at).toBe(400);
+      expect(((await response.json()) as { error: string }).error, at).toContain(
+        '1970-01-01T00:00:00.000Z',
+      );
+    }
+    expect(await poller.checkpoint()).toBe(start);
+    expect((await poller.status()).audit).toEqual([]);
+
+    const epoch = await admin('PUT', '/pollers/seed/checkpoint', {
+      at: '1970-01-01T00:00:00Z',
+      reason: 'replay everything',
+    });
+    expect(epoch.status).toBe(200);
+    expect((await poller.status()).checkpoint).toBe('1970-01-01T00:00:00.000Z');
+  });
+
+  it('refuses a time beyond what a date can render, whatever its spelling', async () => {
+    // new Date(x).toISOString() throws past ±8.64e15 ms: no such time may reach storage.
+    for (const at of ['+275760-09-13T00:00:00.001Z', '9999-12-31T23:59:59Z']) {
+      const response = await admin('PUT', '/pollers/seed/checkpoint', { at, reason: 'typo' });
+      expect(response.status, at).toBe(400);
+    }
   });
 });
