@@ -91,7 +91,8 @@ export interface DeadLetter {
   lastFailure: number;
 }
 
-export type TriggerKind = 'cron' | 'manual' | 'retry' | 'continuation' | 'recovery';
+/** What took the lease: a run's trigger, or an admin's dead-letter replay (which runs no poll). */
+export type TriggerKind = 'cron' | 'manual' | 'retry' | 'continuation' | 'recovery' | 'replay';
 
 export type RunOutcome = 'success' | 'failed' | 'skipped' | 'recovered' | 'fenced' | 'continued';
 

@@ -36,10 +36,12 @@ export function moveCheckpoint(
   if (outOfBounds !== null) return { outcome: 'refused', status: 400, error: outOfBounds };
   const state = store.read();
   if (state.lease.held && (state.lease.expiresAt ?? 0) > now) {
+    const holder =
+      state.lease.trigger === 'replay' ? 'a dead-letter replay' : `run ${state.lease.epoch}`;
     return {
       outcome: 'refused',
       status: 409,
-      error: `run ${state.lease.epoch} holds the lease until ${new Date(state.lease.expiresAt ?? now).toISOString()}; try again when it has finished`,
+      error: `${holder} holds the lease until ${new Date(state.lease.expiresAt ?? now).toISOString()}; try again when it has finished`,
     };
   }
   const from = state.checkpoint;

@@ -51,13 +51,20 @@ export function listDeadLetters(
   };
 }
 
+/** How long past the delivery timeout a replay's lease lasts: signing, storage and slack. */
+export const REPLAY_LEASE_MARGIN_MS = 30_000;
+
 /**
  * Delivers one dead letter again, now, through the poller's delivery. Success removes it;
- * either way the attempt is in the audit log.
+ * either way the attempt is in the audit log. The replay holds the poller's lease while it
+ * delivers (R4): a run beside it could deliver a newer version of the record first.
+ * `rearm` sets the alarm from storage: at the lease expiry while the replay goes, so a crash
+ * mid-replay is recovered like a run's (R5), and back to what comes next after it.
  */
 export async function replayDeadLetter(
   store: SqliteStore,
   context: RunContext,
+  rearm: () => Promise<void>,
   key: string,
 ): Promise<ReplayResult> {
   const letter = store.findDeadLetter(key);
@@ -81,21 +88,46 @@ export async function replayDeadLetter(
     versionMs: letter.versionMs,
     record: letter.record,
   };
-  const result = await context.deliverer.deliver([
-    { update, idempotencyKey: key, attempt: letter.attempts + 1 },
-  ]);
-  const at = context.now();
-  if (result.kind === 'delivered') {
-    store.removeDeadLetter(key, { at, action: 'dead_letter.replayed', detail: { key } });
-    return { outcome: 'delivered', key };
+  // Taken before the first await: nothing can start a run between the check and the hold.
+  const epoch = holdLease(store, context);
+  if (epoch === null) {
+    return {
+      outcome: 'busy',
+      key,
+      error: 'a run or another replay holds the lease; try again when it has finished',
+    };
   }
-  store.updateDeadLetter(key, result.error, at);
-  store.appendAudit({
-    at,
-    action: 'dead_letter.replay_failed',
-    detail: { key, error: result.error },
-  });
-  return { outcome: 'failed', key, error: result.error };
+  try {
+    await rearm();
+    const result = await context.deliverer.deliver([
+      { update, idempotencyKey: key, attempt: letter.attempts + 1 },
+    ]);
+    const at = context.now();
+    if (result.kind === 'delivered') {
+      store.removeDeadLetter(key, { at, action: 'dead_letter.replayed', detail: { key } });
+      return { outcome: 'delivered', key };
+    }
+    store.updateDeadLetter(key, result.error, at);
+    store.appendAudit({
+      at,
+      action: 'dead_letter.replay_failed',
+      detail: { key, error: result.error },
+    });
+    return { outcome: 'failed', key, error: result.error };
+  } finally {
+    store.releaseReplay(epoch);
+    await rearm();
+  }
+}
+
+/** The lease for one replay: one delivery's timeout and a margin. Null when a lease is held. */
+function holdLease(store: SqliteStore, context: RunContext): number | null {
+  const { lease } = store.read();
+  if (lease.held) return null; // a live run, another replay, or a dead run awaiting recovery
+  const now = context.now();
+  const deliver: { timeout?: number } = context.config.deliver;
+  const expiresAt = now + (deliver.timeout ?? 0) + REPLAY_LEASE_MARGIN_MS;
+  return store.holdForReplay(lease.epoch, now, expiresAt);
 }
 
 /** Discards a dead letter for good, keeping the reason in the audit log. */

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
-import type { RunRecord } from '../engine/ports.ts';
+import type { RunContext, RunRecord } from '../engine/ports.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit, moveCheckpoint } from './admin.ts';
 import {
@@ -103,30 +103,15 @@ export class Poller extends DurableObject<Env> {
     return listDeadLetters(this.store, limit, cursor);
   }
 
-  /** Delivers a dead letter again now; success removes it. */
-  private readonly replaying = new Set<string>();
-
+  /** Delivers a dead letter again now, holding the lease meanwhile; success removes it. */
   async replayDeadLetter(
     name: string,
     key: string,
   ): Promise<ReplayResult | { outcome: 'misconfigured'; errors: string[] }> {
-    const wiring = wirePoller(name, this.env, this.store);
-    if (!wiring.ok) return { outcome: 'misconfigured', errors: wiring.errors };
-    // One replay of a key at a time, and none beside a run (it could hold a newer version).
-    const lease = this.store.read().lease;
-    if (this.replaying.has(key) || (lease.held && (lease.expiresAt ?? 0) > Date.now())) {
-      return {
-        outcome: 'busy',
-        key,
-        error: 'a run or another replay is in progress; try again shortly',
-      };
-    }
-    this.replaying.add(key);
-    try {
-      return await replayDeadLetter(this.store, wiring.context, key);
-    } finally {
-      this.replaying.delete(key);
-    }
+    this.rememberName(name); // the alarm recovers a replay that dies, and needs the name
+    const engine = this.engine(name);
+    if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
+    return replayDeadLetter(this.store, engine.context, () => engine.engine.rearm(), key);
   }
 
   /** Keeps a message the queue consumer gave up on as one of this poller's dead letters. */
@@ -184,7 +169,7 @@ export class Poller extends DurableObject<Env> {
   private engine(
     name: string,
   ):
-    | { ok: true; engine: PollerEngine; redact: (text: string) => string }
+    | { ok: true; engine: PollerEngine; context: RunContext; redact: (text: string) => string }
     | { ok: false; errors: string[] } {
     const wiring = wirePoller(name, this.env, this.store);
     if (!wiring.ok) return wiring;
@@ -196,7 +181,8 @@ export class Poller extends DurableObject<Env> {
       },
     };
     const redact = wiring.context.redact ?? ((text: string) => text);
-    return { ok: true, engine: new PollerEngine(wiring.context, alarm), redact };
+    const engine = new PollerEngine(wiring.context, alarm);
+    return { ok: true, engine, context: wiring.context, redact };
   }
 
   /** The alarm does not say whose it is, so the first call stores the poller's name. */

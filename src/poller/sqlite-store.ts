@@ -226,6 +226,30 @@ export class SqliteStore implements PollerStore {
     return this.write(sql, expiresAt, epoch) > 0;
   }
 
+  /**
+   * Takes the lease for a dead-letter replay (R4): the next epoch, straight to "running" so
+   * that no alarm starts a run under it, and without touching a booked retry or continuation,
+   * which still comes after it. Null when a lease is held.
+   */
+  holdForReplay(expectedEpoch: number, startedAt: number, expiresAt: number): number | null {
+    const epoch = expectedEpoch + 1;
+    const taken = this.write(
+      `UPDATE poller_state SET epoch = ?, lease_trigger = 'replay', lease_held = 1, lease_phase = 'running',
+         lease_started_at = ?, lease_expires_at = ?
+       WHERE id = 1 AND epoch = ? AND lease_held = 0`,
+      epoch,
+      startedAt,
+      expiresAt,
+      expectedEpoch,
+    );
+    return taken > 0 ? epoch : null;
+  }
+
+  /** Gives back a replay's lease; fenced, as a recovery may have taken an expired one over. */
+  releaseReplay(epoch: number): boolean {
+    return this.write(`UPDATE poller_state SET lease_held = 0 ${FENCE}`, epoch) > 0;
+  }
+
   delivered(from: number): Set<string> {
     const keys = new Set<string>();
     for (const row of this.sql.exec<{ id: string; version: string }>(

@@ -137,3 +137,90 @@ describe('the checkpoint admin input is bounded in time', () => {
     }
   });
 });
+
+describe('a dead-letter replay holds the lease while it delivers', () => {
+  /** Dead-letters x@v1 (max_attempts 3, rejected each time), then lists x@v2 upstream. */
+  async function deadLetteredThenNewer() {
+    const poller = newPoller('poison');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    const v1 = upstream.add('x', start + MINUTE);
+    receiver.fail('x', 422, 3);
+    await poller.tick();
+    await poller.retryNow();
+    await poller.retryNow();
+    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    expect(letter).toMatchObject({ id: 'x', version: v1.updatedAt, attempts: 3 });
+    // The record moves on: its next version is stamped at the checkpoint, for the next run.
+    const v2 = upstream.add('x', (await poller.checkpoint()) ?? 0);
+    const replay = () => poller.stub().replayDeadLetter('poison', letter?.key ?? '');
+    return { poller, v1, v2, replay };
+  }
+
+  it('skips a cron tick that arrives mid-replay, so the newer version goes after the replayed one', async () => {
+    const { poller, v1, v2, replay } = await deadLetteredThenNewer();
+    const held = receiver.holdNth(1);
+    const replaying = replay();
+    await held.arrived();
+
+    expect(await poller.trigger('cron')).toMatchObject({
+      outcome: 'skipped',
+      reason: 'lease_held',
+    });
+    expect(await poller.stub().runNow('poison')).toMatchObject({
+      outcome: 'skipped',
+      reason: 'lease_held',
+    });
+    const [lease] = await poller.sql<{
+      lease_held: number;
+      lease_phase: string;
+      lease_trigger: string;
+      lease_expires_at: number;
+    }>('SELECT lease_held, lease_phase, lease_trigger, lease_expires_at FROM poller_state');
+    expect(lease).toMatchObject({ lease_held: 1, lease_phase: 'running', lease_trigger: 'replay' });
+    // A crash mid-replay is recovered at the lease expiry, like a run's.
+    expect(await poller.alarmAt()).toBe(lease?.lease_expires_at);
+
+    held.release();
+    expect(await replaying).toMatchObject({ outcome: 'delivered' });
+    const after = await poller.status();
+    expect(after.lease.held).toBe(false);
+    expect(after.dead_letters.count).toBe(0);
+    expect(await poller.alarmAt()).toBeNull();
+    const [manual, cron] = await poller.runs();
+    expect(manual).toMatchObject({ outcome: 'skipped', trigger: 'manual' });
+    expect(cron).toMatchObject({ outcome: 'skipped', trigger: 'cron' });
+    expect(cron?.error).toContain('lease held');
+
+    expect(await poller.tick()).toMatchObject({ outcome: 'started' });
+    expect((await poller.status()).last_run).toMatchObject({ outcome: 'success', records: 1 });
+    expect(receiver.deliveries.filter((d) => d.id === 'x').map((d) => d.version)).toEqual([
+      v1.updatedAt,
+      v2.updatedAt,
+    ]);
+  });
+
+  it('is recovered by the alarm at the lease expiry when the object dies mid-replay', async () => {
+    const { poller, v2, replay } = await deadLetteredThenNewer();
+    const held = receiver.holdNth(1);
+    const replaying = replay().catch((error: unknown) => error);
+    await held.arrived();
+    await poller.abort();
+    await replaying;
+    held.release();
+
+    const status = await poller.status();
+    expect(status.lease.held).toBe(true);
+    expect(status.next_alarm_at).toBe(status.lease.expires_at);
+    expect(status.dead_letters.count).toBe(1); // not replayed: still there
+
+    await poller.expireLease();
+    await poller.alarm();
+    await poller.settle();
+    const runs = await poller.runs();
+    expect(runs[1]).toMatchObject({ outcome: 'recovered', trigger: 'replay' });
+    expect(runs[0]).toMatchObject({ outcome: 'success', trigger: 'recovery' });
+    expect((await poller.status()).lease.held).toBe(false);
+    expect(receiver.deliveries.at(-1)).toMatchObject({ id: 'x', version: v2.updatedAt });
+  });
+});
