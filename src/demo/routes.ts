@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { requireToken } from '../http/auth.ts';
+import { isKnownPoller, unknownPoller } from '../http/known-poller.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit } from './audit.ts';
 
@@ -30,6 +31,11 @@ export const demoRoutes = new Hono<{ Bindings: Env }>()
     if (!page.ok) return c.json({ error: page.error }, page.status as 503);
     return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
   })
-  .get('/audit', async (c) => c.json(await audit(c.env, c.req.query('poller') ?? DEMO_POLLER)));
+  .get('/audit', async (c) => {
+    // Only a configured poller: any other name would create a Durable Object and write to it.
+    const poller = c.req.query('poller') ?? DEMO_POLLER;
+    if (!isKnownPoller(c.env, poller)) return c.json(unknownPoller(poller), 404);
+    return c.json(await audit(c.env, poller));
+  });
 
 export { upstream as demoUpstream };

@@ -1,3 +1,4 @@
+import { listDurableObjectIds } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../src/demo/audit.ts';
@@ -54,5 +55,20 @@ describe('the built-in demo', () => {
     );
     expect(report.produced_below_checkpoint).toBeGreaterThan(1_000);
     expect(report.missing_below_checkpoint).toBe(0);
+  });
+
+  it('answers 404 to /demo/audit for a poller not in POLLERS, and creates no object for it', async () => {
+    const headers = { authorization: `Bearer ${TEST_SECRETS.STATUS_TOKEN}` };
+    const name = `no-such-poller-${crypto.randomUUID()}`;
+    const response = await exports.default.fetch(
+      `https://tidemark.test/demo/audit?poller=${encodeURIComponent(name)}`,
+      { headers },
+    );
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: `no poller "${name}" in POLLERS` });
+    const id = env.POLLER.idFromName(name);
+    expect((await listDurableObjectIds(env.POLLER)).some((object) => object.equals(id))).toBe(
+      false,
+    );
   });
 });
