@@ -1,10 +1,18 @@
 /** `${NAME}` references to a secret or var inside a config string. */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** One `${NAME}` and the value it stood for. */
+export interface Reference {
+  name: string;
+  value: string;
+}
+
 export interface Interpolated {
   value: unknown;
   /** Values substituted for `${NAME}`: they are secrets and must be redacted wherever shown. */
   secrets: string[];
+  /** Each `${NAME}` substituted, with its value: to show text as its template, `${NAME}`. */
+  references: Reference[];
   /** One message per missing variable, with the path where it was used. Never a value. */
   errors: string[];
 }
@@ -15,6 +23,7 @@ export interface Interpolated {
  */
 export function interpolate(raw: unknown, env: Record<string, unknown>, path = ''): Interpolated {
   const secrets: string[] = [];
+  const references: Reference[] = [];
   const errors: string[] = [];
   const walk = (node: unknown, at: string): unknown => {
     if (typeof node === 'string') {
@@ -27,6 +36,9 @@ export function interpolate(raw: unknown, env: Record<string, unknown>, path = '
           return whole;
         }
         secrets.push(value);
+        if (!references.some((reference) => reference.name === name)) {
+          references.push({ name, value });
+        }
         return value;
       });
     }
@@ -38,7 +50,45 @@ export function interpolate(raw: unknown, env: Record<string, unknown>, path = '
     }
     return node;
   };
-  return { value: walk(raw, path), secrets, errors };
+  return { value: walk(raw, path), secrets, references, errors };
+}
+
+/**
+ * Text as its template: each secret value back to the `${NAME}` it came from (longest first,
+ * as written and as URL-encoded). For config error messages, which echo what they were given.
+ */
+export function asTemplate(text: string, references: readonly Reference[]): string {
+  let out = text;
+  const longestFirst = [...references].sort((a, b) => b.value.length - a.value.length);
+  for (const { name, value } of longestFirst) {
+    if (value.length === 0) continue;
+    for (const form of new Set([value, encodeURIComponent(value)])) {
+      out = out.split(form).join(`\${${name}}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Builds text from the config's template instead of its values: `raw` is interpolated with a
+ * token per `${NAME}` (letters and digits only, so no URL encoding or case folding changes it),
+ * `build` makes the text (a URL, say), and each token becomes `${NAME}` again. No encoding
+ * of a secret value can then leak, because the value was never there.
+ */
+export function fromTemplate<T>(
+  raw: unknown,
+  references: readonly Reference[],
+  build: (tokenized: unknown) => T,
+): { value: T; show: (text: string) => string } {
+  const tokens = references.map((reference, index) => ({
+    name: reference.name,
+    token: `tmref${index}secretx`,
+  }));
+  const env = Object.fromEntries(tokens.map(({ name, token }) => [name, token]));
+  const value = build(interpolate(raw, env).value);
+  const show = (text: string) =>
+    tokens.reduce((out, { name, token }) => out.split(token).join(`\${${name}}`), text);
+  return { value, show };
 }
 
 /**

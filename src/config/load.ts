@@ -1,12 +1,21 @@
 import type { z } from 'zod';
-import { interpolate } from './interpolate.ts';
+import { asTemplate, interpolate, type Reference } from './interpolate.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
 
 /** A poller name becomes a Durable Object name, a URL segment and part of idempotency keys. */
 const POLLER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 export type PollerEntry =
-  | { name: string; ok: true; config: PollerConfig; secrets: string[] }
+  | {
+      name: string;
+      ok: true;
+      config: PollerConfig;
+      secrets: string[];
+      /** Each `${NAME}` used, with its value, to show URLs and errors as their template. */
+      references: Reference[];
+      /** The config as written, before interpolation. */
+      raw: unknown;
+    }
   | { name: string; ok: false; errors: string[]; cron?: string; enabled: boolean };
 
 export interface LoadedPollers {
@@ -79,17 +88,30 @@ export function loadPoller(
   const interpolated = interpolate(raw, env);
   const parsed = pollerSchema.safeParse(interpolated.value);
   const errors = interpolated.errors.map(prefix);
-  if (!parsed.success) errors.push(...parsed.error.issues.map((issue) => prefix(describe(issue))));
+  // Messages echo what they were given: shown as written (`${NAME}`), never the secret value.
+  if (!parsed.success) {
+    errors.push(
+      ...parsed.error.issues.map((issue) =>
+        prefix(asTemplate(describe(issue), interpolated.references)),
+      ),
+    );
+  }
   if (parsed.success) {
     const config = parsed.data;
     if (options.crons && !options.crons.includes(config.cron)) {
       errors.push(
         prefix(
-          `cron: "${config.cron}" is not listed in [triggers].crons (${JSON.stringify(options.crons)}), so it would never fire`,
+          asTemplate(
+            `cron: "${config.cron}" is not listed in [triggers].crons (${JSON.stringify(options.crons)}), so it would never fire`,
+            interpolated.references,
+          ),
         ),
       );
     }
-    if (errors.length === 0) return { name, ok: true, config, secrets: interpolated.secrets };
+    if (errors.length === 0) {
+      const { secrets, references } = interpolated;
+      return { name, ok: true, config, secrets, references, raw };
+    }
   }
   return { name, ok: false, errors, ...hint };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatDuration, parseDuration } from './duration.ts';
+import { parseSize } from './size.ts';
 
 /** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
 const duration = z.string().transform((text, ctx) => {
@@ -27,7 +28,21 @@ const instant = z.string().transform((text, ctx) => {
   return ms;
 });
 
+/** A size string ("512KB", "16MB"), parsed to bytes. */
+const size = z.string().transform((text, ctx) => {
+  const bytes = parseSize(text);
+  if (bytes === undefined || bytes < 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a size (use a number and a unit: "512KB", "16MB")`,
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
+
 const MINUTE = 60_000;
+const MB = 1024 * 1024;
 
 export const NEXT_TYPES = ['cursor', 'url', 'link', 'page', 'last_id', 'none'] as const;
 
@@ -88,8 +103,10 @@ const sourceSchema = z.strictObject({
   params: z.record(z.string(), z.string()).default({}),
   /** Request headers; use ${SECRET} for credentials (default none). */
   headers: z.record(z.string(), z.string()).default({}),
-  /** Per request timeout (default 30s). */
+  /** Per request timeout, body included (default 30s). */
   timeout: duration.default(30_000),
+  /** The largest response body read; a larger one fails the window with a clear error (default 16MB). */
+  max_body: size.default(16 * MB),
   /** Paging within a window (default { type = "none" }). */
   next: nextSchema.default({ type: 'none' }),
 });
@@ -150,6 +167,8 @@ export const pollerSchema = z
     max_attempts: z.int().min(1).default(5),
     /** /healthz reports the poller when lag exceeds this (default 30m). */
     alert_after: duration.default(30 * MINUTE),
+    /** The longest a Retry-After or rate-limit reset may hold the poller off; longer hints are cut to this (default 1h). */
+    max_rate_limit_wait: duration.default(60 * MINUTE),
     /** Requests (upstream and delivery) one run may make before it continues in a fresh invocation (default 1000). */
     max_subrequests: z.int().min(2).default(1000),
     source: sourceSchema,
@@ -196,11 +215,17 @@ export const pollerSchema = z
         message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
       });
     }
-    if (poller.max_window !== undefined && poller.max_window <= poller.overlap) {
+    // A bounded window's end is floored to what the time format can say (whole seconds for
+    // "unix"): a window shorter than that step past the overlap would end at C and never move.
+    const step = poller.source.time_format === 'unix' ? 1_000 : 1;
+    if (poller.max_window !== undefined && poller.max_window - poller.overlap < step) {
       ctx.addIssue({
         code: 'custom',
         path: ['max_window'],
-        message: 'must be greater than overlap, or a window would never get past the checkpoint',
+        message:
+          step === 1
+            ? 'must be greater than overlap, or a window would never get past the checkpoint'
+            : `must exceed overlap by at least 1s with time_format = "unix": window ends are whole seconds, so a shorter window would end at the checkpoint and never move`,
       });
     }
   });

@@ -2,6 +2,7 @@ import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { createDeliverer } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
+import { displayUrl } from '../sources/display-url.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
 
@@ -17,6 +18,7 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
   const entry = loadPoller(name, raw, env as unknown as Record<string, unknown>);
   if (!entry.ok) return { ok: false, errors: entry.errors };
   const { config, secrets } = entry;
+  const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
   const now = () => Date.now();
   let sourceFetcher: HttpFetch = (request) => fetch(request);
   if (config.source.service !== undefined) {
@@ -46,14 +48,18 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
       poller: name,
       config,
       store,
-      source: new HttpSource(config.source, sourceFetcher, secrets, now),
+      source: new HttpSource(config.source, sourceFetcher, secrets, now, {
+        maxRateLimitWait: config.max_rate_limit_wait,
+        displayUrl: displayUrl(config.source, entry.raw, entry.references),
+        log,
+      }),
       deliverer: delivery.deliverer,
       now,
       random: Math.random,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       precision: precisionOf(config.source.time_format),
       redact: (text) => redact(text, secrets),
-      log: (line) => console.log(JSON.stringify(line)),
+      log,
     },
   };
 }

@@ -3,58 +3,106 @@ import type { SourceConfig } from '../config/schema.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
+import { type Deadline, startDeadline, TIMED_OUT } from './deadline.ts';
 import { readPath } from './dot-path.ts';
 import { nextPage, pageUrl } from './paging.ts';
 import { readRateLimit } from './rate-limit.ts';
+import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';
 import { measureSkew } from './skew.ts';
 
 /** How requests leave the Worker: global fetch, or a service binding's fetch. */
 export type HttpFetch = (request: Request) => Promise<Response>;
 
+/** What the source needs besides its config, with the defaults of a poller's keys. */
+export interface HttpSourceOptions {
+  /** max_rate_limit_wait: the longest any rate-limit hint may hold the poller off (default 1h). */
+  maxRateLimitWait?: number;
+  /** Shows a page URL without secret values: built from the config's `${NAME}` template. */
+  displayUrl?: (window: Window, cursor: string | null) => string;
+  /** One structured log line (ignored rate-limit hints). */
+  log?: (line: Record<string, unknown>) => void;
+}
+
 const SNIPPET = 200;
+const HOUR = 3_600_000;
+/** Same-origin redirects followed per request; a chain longer than this is an upstream fault. */
+const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+type Fetched = { ok: true; response: Response; url: URL } | { ok: false; page: PageResult };
 
 /** The HTTP source: GET `url` with the window in query parameters, page by page. */
 export class HttpSource implements Source {
+  private readonly maxRateLimitWait: number;
+
   constructor(
     private readonly config: SourceConfig,
     private readonly fetcher: HttpFetch,
     private readonly secrets: readonly string[],
     private readonly now: () => number,
-  ) {}
+    private readonly options: HttpSourceOptions = {},
+  ) {
+    this.maxRateLimitWait = options.maxRateLimitWait ?? HOUR;
+  }
 
   async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
-    const url = pageUrl(this.config, window, cursor);
-    const shown = `GET ${this.redact(url.toString())}`;
-    const sentAt = this.now();
-    let response: Response;
+    const shown = `GET ${this.shownUrl(window, cursor)}`;
+    let url: URL;
     try {
-      response = await this.fetcher(
-        new Request(url, {
-          headers: { accept: 'application/json', ...this.config.headers },
-          signal: AbortSignal.timeout(this.config.timeout),
-        }),
-      );
-    } catch (error) {
-      const reason =
-        error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
-      return { ok: false, kind: 'transient', error: `${shown}: ${this.redact(reason)}` };
+      url = pageUrl(this.config, window, cursor);
+    } catch {
+      return { ok: false, kind: 'bad_response', error: `${shown}: the page URL does not parse` };
     }
-    const text = await response.text().catch(() => '');
+    const deadline = startDeadline(this.config.timeout);
+    try {
+      return await this.fetchWithin(url, shown, cursor, deadline);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  private async fetchWithin(
+    first: URL,
+    shown: string,
+    cursor: string | null,
+    deadline: Deadline,
+  ): Promise<PageResult> {
+    const sentAt = this.now();
+    const fetched = await this.follow(first, shown, deadline);
+    if (!fetched.ok) return fetched.page;
+    const { response, url } = fetched;
+    const body = await readBody(response, this.config.max_body, deadline);
     const receivedAt = this.now();
     const skew = measureSkew(response.headers.get('date'), sentAt, receivedAt);
     const measured = skew === undefined ? {} : { skewMs: skew };
-    const limit = readRateLimit(response.headers, receivedAt);
-    // Redacted before it is cut, so a secret across the cut cannot leave half of itself.
-    const snippet = JSON.stringify(this.redact(text).slice(0, SNIPPET));
+    const limit = readRateLimit(response.headers, receivedAt, this.maxRateLimitWait);
+    for (const note of limit.notes) {
+      this.options.log?.({ event: 'rate_limit_hint', url: shown, note: this.redact(note) });
+    }
+    const text = body.ok ? body.text : '';
     const failure = (kind: UpstreamFailureKind, what: string): PageResult => ({
       ok: false,
       kind,
-      error: `${shown}: HTTP ${response.status}${what}; body ${snippet}`,
+      // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
+      // and only here, on a failure: a good page's body is never scanned for secrets.
+      error: `${shown}: HTTP ${response.status}${what}${body.ok ? `; body ${JSON.stringify(this.redact(text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
 
+    if (!body.ok) {
+      if (body.reason === 'timed_out') {
+        return failure('transient', `, then the body timed out after ${this.config.timeout} ms`);
+      }
+      if (body.reason === 'too_big') {
+        return failure(
+          'bad_response',
+          ` but the body is larger than source.max_body (${body.limit} bytes); ask for smaller pages (a page-size parameter in source.params) or raise max_body`,
+        );
+      }
+      return failure('transient', ` but the body broke off: ${this.redact(body.error)}`);
+    }
     if (!response.ok) {
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
         return failure('rate_limited', ' (rate limited)');
@@ -66,19 +114,25 @@ export class HttpSource implements Source {
         kind === 'misconfigured' ? ' (check source.url and the credentials in source.headers)' : '';
       return failure(kind, hint);
     }
-    let body: unknown;
+    let parsed: unknown;
     try {
-      body = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
       return failure('bad_response', ' but the body is not JSON');
     }
-    const items = readPath(body, this.config.items);
+    const items = readPath(parsed, this.config.items);
     if (!Array.isArray(items)) {
       const where = this.config.items === '' ? 'the body' : `"${this.config.items}"`;
       return failure('bad_response', ` but ${where} is not an array of records`);
     }
-    const next = nextPage(this.config, { url, body, headers: response.headers, items, cursor });
-    if (!next.ok) return failure('misconfigured', ` but ${next.error}`);
+    const next = nextPage(this.config, {
+      url,
+      body: parsed,
+      headers: response.headers,
+      items,
+      cursor,
+    });
+    if (!next.ok) return failure(next.kind, ` but ${this.redact(next.error)}`);
     const updates: Update[] = [];
     const malformed: MalformedRecord[] = [];
     for (const item of items) {
@@ -95,6 +149,73 @@ export class HttpSource implements Source {
       // The quota is spent: this page is good, but the next request must wait for the reset.
       ...(limit.exhausted && limit.notBefore !== undefined ? { pauseUntil: limit.notBefore } : {}),
     };
+  }
+
+  /**
+   * Sends the request, following redirects by hand: the configured headers (credentials)
+   * go to source.url's origin only, so a redirect elsewhere is refused, never followed.
+   */
+  private async follow(start: URL, shown: string, deadline: Deadline): Promise<Fetched> {
+    let url = start;
+    for (let hop = 0; ; hop += 1) {
+      let response: Response;
+      try {
+        const sent = this.fetcher(
+          new Request(url, {
+            headers: { accept: 'application/json', ...this.config.headers },
+            redirect: 'manual',
+            signal: deadline.signal,
+          }),
+        );
+        const answer = await Promise.race([sent, deadline.expired]);
+        if (answer === TIMED_OUT) throw new DOMException('timed out', 'TimeoutError');
+        response = answer;
+      } catch (error) {
+        const reason =
+          error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
+        return {
+          ok: false,
+          page: { ok: false, kind: 'transient', error: `${shown}: ${this.redact(reason)}` },
+        };
+      }
+      if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
+      await response.body?.cancel().catch(() => undefined);
+      const location = response.headers.get('location');
+      let target: URL | null = null;
+      try {
+        target = location === null ? null : new URL(location, url);
+      } catch {
+        target = null;
+      }
+      const redirected = (kind: UpstreamFailureKind, why: string): Fetched => ({
+        ok: false,
+        page: { ok: false, kind, error: `${shown}: HTTP ${response.status} redirect ${why}` },
+      });
+      if (target === null) return redirected('bad_response', 'without a usable Location header');
+      const origin = new URL(this.config.url).origin;
+      if (target.origin !== origin) {
+        return redirected(
+          'misconfigured',
+          `to ${this.redact(target.toString())}, another origin than source.url's (${origin}): the request headers must not leave it, so it was not followed; set source.url to the final address`,
+        );
+      }
+      if (hop + 1 >= MAX_REDIRECTS) {
+        return redirected(
+          'bad_response',
+          `chain longer than ${MAX_REDIRECTS} hops (last to ${this.redact(target.toString())})`,
+        );
+      }
+      url = target;
+    }
+  }
+
+  private shownUrl(window: Window, cursor: string | null): string {
+    if (this.options.displayUrl) return this.redact(this.options.displayUrl(window, cursor));
+    try {
+      return this.redact(pageUrl(this.config, window, cursor).toString());
+    } catch {
+      return this.redact(String(cursor));
+    }
   }
 
   private redact(text: string): string {

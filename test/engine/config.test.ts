@@ -38,6 +38,7 @@ describe('POLLERS: defaults', () => {
       max_run: 10 * 60_000,
       lag_allowance: 0,
       overlap: 0,
+      max_rate_limit_wait: 60 * 60_000,
       max_attempts: 5,
       alert_after: 30 * 60_000,
       max_subrequests: 1000,
@@ -47,6 +48,7 @@ describe('POLLERS: defaults', () => {
         updated_at: 'updated_at',
         params: {},
         timeout: 30_000,
+        max_body: 16 * 1024 * 1024,
       },
       deliver: { batch: 1, timeout: 30_000 },
     });
@@ -199,6 +201,30 @@ describe('POLLERS: errors name the poller and the key', () => {
       }),
       'poller "sessions": source.updated_at_format:',
     ],
+    [
+      'a unix-time window that max_window − overlap cannot move past C',
+      poller({
+        max_window: '1500ms',
+        overlap: '1s',
+        source: {
+          url: 'https://a.example/x',
+          from_param: 'since',
+          to_param: 'until',
+          time_format: 'unix',
+        },
+      }),
+      'poller "sessions": max_window: must exceed overlap by at least 1s with time_format = "unix"',
+    ],
+    [
+      'a max_body that is not a size',
+      poller({ source: { url: 'https://a.example/x', from_param: 'since', max_body: 'lots' } }),
+      'poller "sessions": source.max_body: "lots" is not a size',
+    ],
+    [
+      'a max_rate_limit_wait that is not a duration',
+      poller({ max_rate_limit_wait: 'forever' }),
+      'poller "sessions": max_rate_limit_wait: "forever" is not a duration',
+    ],
   ];
   for (const [what, raw, message] of cases) {
     it(`rejects ${what}`, () => {
@@ -211,6 +237,26 @@ describe('POLLERS: errors name the poller and the key', () => {
     expect(errors).toEqual([
       'poller "sessions": source.headers.Authorization: ${UPSTREAM_TOKEN} is not set (run `wrangler secret put UPSTREAM_TOKEN`, or add it to .dev.vars locally)',
     ]);
+  });
+
+  it('shows a secret in an error as ${NAME}, never its value', () => {
+    const errors = errorsOf(poller({ start_from: '${START}' }), { ...ENV, START: 's3cr3t-start' });
+    expect(errors.join('\n')).toContain('start_from: "${START}" is not an ISO 8601 time');
+    expect(errors.join('\n')).not.toContain('s3cr3t-start');
+  });
+
+  it('accepts a unix-time window a whole second longer than the overlap', () => {
+    const raw = poller({
+      max_window: '2s',
+      overlap: '1s',
+      source: {
+        url: 'https://a.example/x',
+        from_param: 'since',
+        to_param: 'until',
+        time_format: 'unix',
+      },
+    });
+    expect(errorsOf(raw)).toEqual([]);
   });
 
   it('rejects a bad poller name', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadPoller } from '../../src/config/load.ts';
 import type { SourceConfig } from '../../src/config/schema.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
+import { readRateLimit } from '../../src/sources/rate-limit.ts';
 import { formatTime, parseTimestamp } from '../../src/sources/time.ts';
 
 const FROM = Date.parse('2026-03-01T10:00:00.750Z');
@@ -177,5 +178,96 @@ describe('HttpSource review cases', () => {
     expect(error).toContain('api_key=***');
     expect(error).not.toMatch(/ab(\+|%2B)cd/);
     expect(error).not.toContain('ab+c'); // not even the half before the snippet's cut
+  });
+});
+
+describe('pages that say more is coming but not where', () => {
+  const saysMore = [
+    {
+      style: 'cursor',
+      next: { type: 'cursor', param: 'c', path: 'next', more: 'has_more' },
+      body: { items: [{ id: 1, updated_at: 1 }], next: null, has_more: true },
+      says: '"has_more" is true but the next cursor at "next" is null',
+    },
+    {
+      style: 'url',
+      next: { type: 'url', path: 'next_page', stop: 'end_of_stream' },
+      body: { items: [{ id: 1, updated_at: 1 }], next_page: '', end_of_stream: false },
+      says: '"end_of_stream" is false but the next page URL at "next_page" is ""',
+    },
+    {
+      style: 'last_id',
+      next: { type: 'last_id', param: 'starting_after', more: 'has_more' },
+      body: { items: [{ updated_at: 1 }], has_more: true },
+      says: '"has_more" is true but the last record\'s id at "id" is missing',
+    },
+    {
+      style: 'link',
+      next: { type: 'link', more: 'has_more' },
+      body: { items: [{ id: 1, updated_at: 1 }], has_more: true },
+      says: '"has_more" is true but the Link header has no rel="next"',
+    },
+  ];
+  for (const { style, next, body, says } of saysMore) {
+    it(`${style} paging: fails the page instead of taking it as the last`, async () => {
+      const { http } = source({ items: 'items', next }, () => Response.json(body));
+      const page = await http.fetchPage(window, null);
+      expect(page).toMatchObject({ ok: false, kind: 'bad_response' });
+      expect(!page.ok && page.error).toContain(says);
+    });
+  }
+
+  it('a next URL that does not parse is a bad response, not an exception', async () => {
+    const { http } = source({ items: 'items', next: { type: 'url', path: 'next_page' } }, () =>
+      Response.json({ items: [{ id: 1, updated_at: 1 }], next_page: 'https://exa mple.com/' }),
+    );
+    const page = await http.fetchPage(window, null);
+    expect(page).toMatchObject({ ok: false, kind: 'bad_response' });
+    expect(!page.ok && page.error).toContain('does not parse');
+  });
+});
+
+describe('rate-limit hints', () => {
+  const NOW = Date.parse('2026-03-01T10:00:00Z');
+  const HOUR = 3_600_000;
+  const hint = (headers: Record<string, string>, maxWait = HOUR) =>
+    readRateLimit(new Headers(headers), NOW, maxWait);
+
+  it('reads delta seconds, HTTP dates, epoch seconds and epoch milliseconds', () => {
+    expect(hint({ 'retry-after': '30' }).notBefore).toBe(NOW + 30_000);
+    expect(hint({ 'retry-after': 'Sun, 01 Mar 2026 10:05:00 GMT' }).notBefore).toBe(NOW + 300_000);
+    const spent = { 'x-ratelimit-remaining': '0' };
+    expect(hint({ ...spent, 'x-ratelimit-reset': String(NOW / 1000 + 60) }).notBefore).toBe(
+      NOW + 60_000,
+    );
+    expect(hint({ ...spent, 'x-ratelimit-reset': String(NOW + 90_000) }).notBefore).toBe(
+      NOW + 90_000,
+    );
+    expect(hint({ 'ratelimit-remaining': '0', 'ratelimit-reset': '15' }).notBefore).toBe(
+      NOW + 15_000,
+    );
+    expect(hint({ 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '20' })).toMatchObject({
+      exhausted: true,
+      notBefore: NOW + 20_000,
+    });
+  });
+
+  it('cuts any wait to max_rate_limit_wait, and says so', () => {
+    const far = hint({ 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' });
+    expect(far.notBefore).toBe(NOW + HOUR);
+    expect(far.notes[0]).toContain('beyond max_rate_limit_wait');
+    expect(hint({ 'retry-after': '7200' }, 10 * 60_000).notBefore).toBe(NOW + 10 * 60_000);
+  });
+
+  it('ignores garbage, and says so', () => {
+    for (const value of ['99999999999999999999', 'soon', '-5', '', '1e400']) {
+      const read = hint({ 'retry-after': value });
+      expect(read.notBefore).toBeUndefined();
+      expect(read.notes[0]).toContain('ignored retry-after');
+    }
+  });
+
+  it('takes a time already past as now, never as a time before it', () => {
+    expect(hint({ 'retry-after': 'Sun, 01 Mar 2026 09:00:00 GMT' }).notBefore).toBe(NOW);
   });
 });

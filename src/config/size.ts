@@ -1,0 +1,12 @@
+/** Bytes per unit of the size strings the config accepts ("512KB", "16MB", "1GB"; binary multiples). */
+const UNIT_BYTES = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)$/i;
+
+/** Parses a size string to bytes, or undefined when it is not one. */
+export function parseSize(text: string): number | undefined {
+  const match = SIZE.exec(text.trim());
+  if (!match) return undefined;
+  const [, amount, unit] = match as unknown as [string, string, string];
+  return Math.floor(Number(amount) * UNIT_BYTES[unit.toUpperCase() as keyof typeof UNIT_BYTES]);
+}

@@ -1,0 +1,49 @@
+import { type Deadline, TIMED_OUT } from './deadline.ts';
+
+/** A response body read whole, or why it could not be. */
+export type BodyRead =
+  | { ok: true; text: string }
+  | { ok: false; reason: 'too_big'; limit: number }
+  | { ok: false; reason: 'timed_out' }
+  | { ok: false; reason: 'broken'; error: string };
+
+/**
+ * Reads a body as text, never more than `limit` bytes: a larger body is refused as soon as it
+ * says so (Content-Length) or crosses the limit, so one huge page cannot take the isolate's
+ * 128 MB. A body that stalls past the deadline is "timed out", not an empty body.
+ */
+export async function readBody(
+  response: Response,
+  limit: number,
+  deadline: Deadline,
+): Promise<BodyRead> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    return { ok: false, reason: 'too_big', limit };
+  }
+  if (response.body === null) return { ok: true, text: '' };
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  try {
+    for (;;) {
+      const chunk = await Promise.race([reader.read(), deadline.expired]);
+      if (chunk === TIMED_OUT) {
+        await reader.cancel().catch(() => undefined);
+        return { ok: false, reason: 'timed_out' };
+      }
+      if (chunk.done) break;
+      size += chunk.value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        return { ok: false, reason: 'too_big', limit };
+      }
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+  } catch (error) {
+    return { ok: false, reason: 'broken', error: String(error) };
+  }
+  return { ok: true, text: text + decoder.decode() };
+}
