@@ -5,7 +5,7 @@ import { PollerEngine } from '../src/engine/poller.ts';
 import type { RunContext } from '../src/engine/ports.ts';
 import type { Window } from '../src/engine/window.ts';
 import { chance, seededRandom } from './random.ts';
-import { Crash, START, type World } from './world.ts';
+import { Crash, START, storeOfInstance, type World } from './world.ts';
 
 /** A way of polling, driven by cron ticks and its own alarm in virtual time. */
 export interface Strategy {
@@ -239,7 +239,7 @@ export class TidemarkStrategy extends Base implements Strategy {
     const context: RunContext = {
       poller: 'sim',
       config: this.config,
-      store: this.store,
+      store: storeOfInstance(this.store, () => instance === this.instance),
       source: {
         fetchPage: (window, cursor) =>
           guard(() => this.world.fetchPage(window, cursor, this.slowPage())),

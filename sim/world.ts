@@ -1,5 +1,5 @@
 import type { DeliveryResult } from '../src/engine/classify.ts';
-import type { DeliveryItem, PageResult, Update } from '../src/engine/ports.ts';
+import type { DeliveryItem, PageResult, PollerStore, Update } from '../src/engine/ports.ts';
 import type { Window } from '../src/engine/window.ts';
 import type { VirtualClock } from './clock.ts';
 import { chance, seededRandom } from './random.ts';
@@ -67,6 +67,23 @@ export interface SimUpdate extends Update {
 
 /** Thrown at an await point of a crashed instance: the run is gone, storage is not. */
 export class Crash extends Error {}
+
+/**
+ * Storage as one instance sees it: once that instance has died, every call throws a Crash.
+ * A dead isolate runs no more code, so a catch in the run must not get to write anything.
+ */
+export function storeOfInstance(store: PollerStore, alive: () => boolean): PollerStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (!alive()) throw new Crash('instance gone');
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
 
 /**
  * The simulated upstream and receiver. Everything random is drawn from the seed up front, or

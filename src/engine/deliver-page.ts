@@ -13,11 +13,16 @@ import {
 export interface PageDelivery {
   /** Delivered now (for the ledger). */
   delivered: Update[];
-  /** Ledger keys of the updates that are handled: delivered now or dead-lettered. */
-  handled: Set<string>;
+  /**
+   * Ledger keys of the updates that are handled (delivered now or dead-lettered), with the
+   * version that decides how long the window keeps knowing them (HandledKeys).
+   */
+  handled: Map<string, number>;
   /** Updates still failing after this run, with why. */
   retryable: string[];
   deadLettered: number;
+  /** Delivered updates that had been held back (by the budget, or behind an older version). */
+  released: number;
   /** Set when the receiver is misconfigured (401/403/404): the run stops. */
   misconfigured?: string;
   /** Set when the budget ran out before every update had its turn. */
@@ -60,9 +65,10 @@ export async function deliverPage(
 ): Promise<PageDelivery> {
   const result: PageDelivery = {
     delivered: [],
-    handled: new Set(),
+    handled: new Map(),
     retryable: [],
     deadLettered: 0,
+    released: 0,
   };
   const batchSize = ctx.config.deliver.type === 'handler' ? 1 : ctx.config.deliver.batch;
   const concurrency = ctx.config.deliver.concurrency;
@@ -73,7 +79,7 @@ export async function deliverPage(
     for (const update of round) {
       const oldest = older.get(update.id);
       if (oldest === undefined || oldest >= update.versionMs) ready.push(update);
-      else if (!hold(ctx, epoch, update, failing, result)) break;
+      else if (!hold(ctx, epoch, update, failing, result, waiting(update))) break;
     }
     if (result.fenced) break;
     const batches = chunk(ready, batchSize);
@@ -87,7 +93,32 @@ export async function deliverPage(
     await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
     if (done()) break;
   }
+  if (result.stop && !result.fenced) keepUndelivered(ctx, epoch, updates, failing, result);
   return result;
+}
+
+/**
+ * The budget ran out with part of a fetched page not delivered. Those updates are kept, with
+ * their records, like failing ones (no attempt spent): the next run delivers them in the
+ * version that was served, even if the upstream has moved on to a newer one by then.
+ */
+function keepUndelivered(
+  ctx: RunContext,
+  epoch: number,
+  updates: Update[],
+  failing: Map<string, FailingUpdate>,
+  result: PageDelivery,
+): void {
+  const why = 'fetched, but not delivered before the run stopped on its budget';
+  for (const update of updates) {
+    const key = idempotencyKey(ctx.poller, update.id, update.version);
+    if (result.handled.has(ledgerKey(update.id, update.version)) || failing.has(key)) continue;
+    if (!hold(ctx, epoch, update, failing, result, why)) return;
+  }
+}
+
+function waiting(update: Update): string {
+  return `waits for an older version of ${update.id}`;
 }
 
 async function deliverBatch(
@@ -145,8 +176,13 @@ function settleDelivered(
 ): void {
   const { update } = item;
   result.delivered.push(update);
-  result.handled.add(ledgerKey(update.id, update.version));
-  if (failing.delete(item.idempotencyKey)) {
+  const before = failing.get(item.idempotencyKey);
+  // A version that was failing is often retried out of its place (on the window's first
+  // page): known for the whole window, so its own page does not deliver it again.
+  const keep = before === undefined ? update.versionMs : Number.POSITIVE_INFINITY;
+  result.handled.set(ledgerKey(update.id, update.version), keep);
+  if (before !== undefined && failing.delete(item.idempotencyKey)) {
+    if (before.attempts === 0) result.released += 1;
     if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
     forgetOlder(update.id, failing, older);
   }
@@ -163,6 +199,7 @@ function hold(
   update: Update,
   failing: Map<string, FailingUpdate>,
   result: PageDelivery,
+  why: string,
 ): boolean {
   const key = idempotencyKey(ctx.poller, update.id, update.version);
   const before = failing.get(key);
@@ -176,12 +213,10 @@ function hold(
     attempts: before?.attempts ?? 0,
     firstFailure: before?.firstFailure ?? now,
     lastFailure: now,
-    lastError: before?.lastError ?? `waits for an older version of ${update.id}`,
+    lastError: before?.lastError ?? why,
   };
   failing.set(key, held);
-  result.retryable.push(
-    `${update.id}@${update.version}: waits for an older version of ${update.id}`,
-  );
+  result.retryable.push(`${update.id}@${update.version}: ${why}`);
   if (ctx.store.recordFailure(epoch, held)) return true;
   result.fenced = true;
   return false;
@@ -222,7 +257,9 @@ function settleFailed(
     });
     failing.delete(item.idempotencyKey);
     forgetOlder(update.id, failing, older);
-    result.handled.add(ledgerKey(update.id, update.version));
+    // Known for the whole window, whatever its version: delivered again by a repeat on a
+    // later page, a poison record would start over at attempt 1.
+    result.handled.set(ledgerKey(update.id, update.version), Number.POSITIVE_INFINITY);
     result.deadLettered += 1;
   } else {
     const failure: FailingUpdate = {

@@ -24,6 +24,7 @@ export class MemoryStore implements PollerStore {
     rateLimitedUntil: null,
     stall: null,
     paused: false,
+    straggleMs: 0,
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
@@ -44,8 +45,10 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
-  releaseUnstarted(epoch: number): boolean {
-    if (!this.holds(epoch) || this.state.lease.phase !== 'acquired') return false;
+  releaseIdle(epoch: number, now: number): boolean {
+    const { lease } = this.state;
+    const idle = lease.phase === 'acquired' || (lease.expiresAt !== null && lease.expiresAt <= now);
+    if (!this.holds(epoch) || !idle) return false;
     this.state.lease = { ...this.state.lease, held: false };
     this.rowsWritten += 1;
     return true;
@@ -118,6 +121,7 @@ export class MemoryStore implements PollerStore {
     this.state.skewMs = next.skewMs ?? this.state.skewMs;
     this.state.rateLimitedUntil = next.rateLimitedUntil;
     this.state.stall = next.stall;
+    this.state.straggleMs = Math.max(this.state.straggleMs, next.straggleMs);
     this.rowsWritten += 1;
     this.recordRun(run);
     return true;
@@ -133,8 +137,8 @@ export class MemoryStore implements PollerStore {
     this.recordRun(run);
   }
 
-  failing(from: number): Map<string, FailingUpdate> {
-    return new Map([...this.failures].filter(([, failure]) => failure.versionMs >= from));
+  failing(): Map<string, FailingUpdate> {
+    return new Map([...this.failures].map(([key, failure]) => [key, { ...failure }]));
   }
 
   recordFailure(epoch: number, failure: FailingUpdate): boolean {

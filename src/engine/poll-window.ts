@@ -2,18 +2,25 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { unreadableKey } from './idempotency.ts';
-import { type FailingUpdate, ledgerKey, type RunContext, type Update } from './ports.ts';
-import type { Window } from './window.ts';
+import {
+  type FailingUpdate,
+  type LedgerEntry,
+  ledgerKey,
+  type RunContext,
+  type Update,
+} from './ports.ts';
+import { nextCheckpoint, type Window } from './window.ts';
+import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = BudgetStop | 'rate_limit';
 
 /** How one window ended. */
 export type WindowResult =
-  | { kind: 'complete'; delivered: Update[] }
+  | { kind: 'complete'; delivered: LedgerEntry[] }
   | {
       kind: 'incomplete';
-      delivered: Update[];
+      delivered: LedgerEntry[];
       stop: Stop;
       /** With `rate_limit`: the upstream's reset time. */
       resumeAt?: number;
@@ -24,7 +31,7 @@ export type WindowResult =
     }
   | {
       kind: 'failed';
-      delivered: Update[];
+      delivered: LedgerEntry[];
       failure: FailureKind;
       error: string;
       retryAfter?: number;
@@ -41,6 +48,10 @@ export interface Tally {
   deadLettered: number;
   skewMs: number | null;
   rateLimitedUntil: number | null;
+  /** How far below its window's `from` the deepest record of this run was stamped. */
+  straggleMs: number;
+  /** Held-back updates (a budget stop mid-page, an older version first) delivered by this run. */
+  released: number;
 }
 
 /**
@@ -53,6 +64,24 @@ const LEDGER_GRAIN_MS = 1_000;
 export function ledgerFloor(ctx: RunContext, at: number): number {
   const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision ?? 1);
   return Math.floor(at / grain) * grain;
+}
+
+/**
+ * How far below `from` an upstream that answers below it is taken to answer: the depth seen,
+ * rounded up to the grain it most likely truncates `from` to (a second, a minute, an hour).
+ * With the whole grain remembered, each such record is delivered once (after the run that
+ * learned the grain). Deeper than an hour, the ledger stops stretching: such records are
+ * delivered again by later windows (at least once), never lost.
+ */
+const STRAGGLE_GRAINS_MS = [1_000, 60_000, 3_600_000];
+
+function straggleGrain(depth: number): number {
+  return STRAGGLE_GRAINS_MS.find((grain) => depth <= grain) ?? 3_600_000;
+}
+
+/** How far below `from` the upstream answers: as stored, or deeper if this run saw it. */
+export function straggle(ctx: RunContext, tally: Tally): number {
+  return Math.max(ctx.store.read().straggleMs, tally.straggleMs);
 }
 
 /**
@@ -70,15 +99,31 @@ export async function pollWindow(
    * handled: the run commits it at once, so a crash or a budget stop keeps that progress.
    * Says whether it committed, or that the lease was lost.
    */
-  onProgress?: (handledBelow: number, delivered: Update[]) => 'committed' | 'unchanged' | 'fenced',
+  onProgress?: (
+    handledBelow: number,
+    delivered: LedgerEntry[],
+  ) => 'committed' | 'unchanged' | 'fenced',
 ): Promise<WindowResult> {
   const { store, config } = ctx;
-  const since = ledgerFloor(ctx, window.from);
-  const seen = store.delivered(since);
-  const failing = store.failing(since);
+  const below = straggle(ctx, tally);
+  const since = ledgerFloor(ctx, window.from - below);
+  // What the ledger keeps after this window completes: only that is held for the window's
+  // whole length; the rest of what was handled is let go page by page (memory O(page)).
+  const complete = nextCheckpoint(window.from + config.overlap, window, config.lag_allowance);
+  const keepFrom = ledgerFloor(ctx, complete - config.overlap - below);
+  const ledger = store.delivered(since);
+  const seen = new HandledKeys(ledger, keepFrom);
+  const failing = store.failing();
+  // A failure of a version the ledger says is handled is stale (a repeat of a delivered or
+  // dead-lettered version that failed): left, it would hold every newer version back.
+  for (const [key, failure] of failing) {
+    if (!ledger.has(ledgerKey(failure.id, failure.version))) continue;
+    if (!store.clearFailure(epoch, key)) return { kind: 'fenced' };
+    failing.delete(key);
+  }
   const older = olderFailing(failing);
-  const delivered: Update[] = [];
-  const retryable: string[] = [];
+  const delivered = new DeliveredLog(keepFrom);
+  const retryable = new RetryableList();
   const cursors = new Set<string>();
   let cursor: string | null = null;
   let page = 0;
@@ -98,7 +143,7 @@ export async function pollWindow(
   };
   const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
     kind: 'incomplete',
-    delivered,
+    delivered: delivered.entries(),
     stop,
     pages: page,
     ...(resumeAt === undefined ? {} : { resumeAt }),
@@ -106,7 +151,7 @@ export async function pollWindow(
   });
   const failed = (failure: FailureKind, error: string, retryAfter?: number): WindowResult => ({
     kind: 'failed',
-    delivered,
+    delivered: delivered.entries(),
     failure,
     error,
     ...(retryAfter === undefined ? {} : { retryAfter }),
@@ -155,6 +200,14 @@ export async function pollWindow(
       tally.deadLettered += 1;
     }
 
+    for (const update of result.updates) {
+      // Stamped below the window: the upstream truncates `from` (or filters on another
+      // time). Learned, so that the ledger remembers that far down and delivers it once.
+      if (update.versionMs < window.from) {
+        const grain = straggleGrain(window.from - update.versionMs);
+        tally.straggleMs = Math.max(tally.straggleMs, grain);
+      }
+    }
     const fresh = uniqueNew(result.updates, seen);
     const outcome = await deliverPage(
       ctx,
@@ -165,11 +218,12 @@ export async function pollWindow(
       budget,
     );
     if (outcome.fenced) return { kind: 'fenced' };
-    delivered.push(...outcome.delivered);
+    delivered.add(outcome.delivered);
     tally.records += outcome.delivered.length;
     tally.deadLettered += outcome.deadLettered;
-    for (const key of outcome.handled) seen.add(key);
-    retryable.push(...outcome.retryable);
+    tally.released += outcome.released;
+    seen.addPage(outcome.handled);
+    retryable.add(outcome.retryable);
     if (outcome.misconfigured) return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
 
     for (const update of result.updates) {
@@ -180,10 +234,10 @@ export async function pollWindow(
     }
     const safe = safeBelow().handledBelow;
     if (safe !== undefined && onProgress) {
-      const progress = onProgress(safe, delivered);
+      const progress = onProgress(safe, delivered.entries());
       if (progress === 'fenced') return { kind: 'fenced' };
       // Committed: what the next window can ask for again is in the ledger now.
-      if (progress === 'committed') delivered.length = 0;
+      if (progress === 'committed') delivered.clear();
     }
     if (outcome.stop) return incomplete(outcome.stop);
     if (result.next === null) break;
@@ -198,14 +252,8 @@ export async function pollWindow(
     cursor = result.next;
   }
 
-  if (retryable.length > 0) {
-    const more = retryable.length > 1 ? ` (and ${retryable.length - 1} more)` : '';
-    return failed(
-      'transient',
-      `${retryable.length} update(s) not delivered: ${retryable[0]}${more}`,
-    );
-  }
-  return { kind: 'complete', delivered };
+  if (retryable.count > 0) return failed('transient', retryable.describe());
+  return { kind: 'complete', delivered: delivered.entries() };
 }
 
 /**
@@ -216,7 +264,7 @@ export async function pollWindow(
 function withOlderFailing(
   fresh: Update[],
   failing: Map<string, FailingUpdate>,
-  seen: Set<string>,
+  seen: HandledKeys,
   firstPage: boolean,
 ): Update[] {
   const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
@@ -246,7 +294,7 @@ function withOlderFailing(
 }
 
 /** The page's updates not delivered yet, each `(id, version)` once. */
-function uniqueNew(updates: Update[], seen: Set<string>): Update[] {
+function uniqueNew(updates: Update[], seen: HandledKeys): Update[] {
   const keys = new Set<string>();
   return updates.filter((update) => {
     const key = ledgerKey(update.id, update.version);

@@ -1,3 +1,4 @@
+import { isoTime, isoTimeOrNull } from './iso-time.ts';
 import { decideLease, isExpired, type Lease } from './lease.ts';
 import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
 import { runPoll } from './run.ts';
@@ -70,7 +71,7 @@ export class PollerEngine {
     const holdOff = kind === 'cron' && !state.lease.held ? holdOffUntil(state, now) : null;
     if (holdOff !== null) {
       // R12: a retry is booked or the upstream's quota is spent; a cron tick must not hammer.
-      this.skip(kind, now, `backing off until ${new Date(holdOff).toISOString()}`);
+      this.skip(kind, now, `backing off until ${isoTime(holdOff)}`);
       return { outcome: 'skipped', reason: 'backing_off', retryAt: holdOff };
     }
     const result = this.acquire(kind, state, now);
@@ -78,7 +79,7 @@ export class PollerEngine {
       this.skip(
         kind,
         now,
-        `lease held by run ${result.lease.epoch} until ${iso(result.lease.expiresAt)}`,
+        `lease held by run ${result.lease.epoch} until ${isoTimeOrNull(result.lease.expiresAt)}`,
       );
     }
     return result;
@@ -88,9 +89,16 @@ export class PollerEngine {
   async onAlarm(): Promise<RunRecord | null> {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
-    if (state.paused && state.lease.held && state.lease.phase === 'acquired') {
-      // Paused between the grant and the start: the run does not start; the lease goes back.
-      this.ctx.store.releaseUnstarted(state.lease.epoch);
+    const { lease, wakeup } = state;
+    if (state.paused && lease.held && (lease.phase === 'acquired' || isExpired(lease, now))) {
+      // Paused means no run of any kind starts, a recovery included: a lease granted before
+      // the pause goes back unused, and an expired one (its run died) is released, its
+      // death kept in the history.
+      if (lease.phase === 'running') {
+        const then = 'the lease is released and no run starts while the poller is paused';
+        this.ctx.store.recordRecovery(recoveredRun(lease, now, state.checkpoint, then));
+      }
+      this.ctx.store.releaseIdle(lease.epoch, now);
       await this.rearm();
       return null;
     }
@@ -100,7 +108,6 @@ export class PollerEngine {
       await this.alarm.set(null);
       return null;
     }
-    const { lease, wakeup } = state;
     if (lease.held && !isExpired(lease, now)) {
       if (lease.phase === 'acquired') return this.run(lease);
       await this.rearm(); // the run is alive; its ceiling is still ahead
@@ -175,7 +182,7 @@ export class PollerEngine {
       event: 'run',
       poller: this.ctx.poller,
       ...run,
-      checkpoint: iso(state.checkpoint),
+      checkpoint: isoTimeOrNull(state.checkpoint),
       ...(warning === null ? {} : { warning }),
     });
     await this.rearm();
@@ -186,8 +193,4 @@ export class PollerEngine {
     const state = this.ctx.store.read();
     this.ctx.store.recordRun(skippedRun(kind, state.lease.epoch, now, state.checkpoint, reason));
   }
-}
-
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
 }

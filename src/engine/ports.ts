@@ -135,6 +135,11 @@ export interface PollerState {
   stall: Stall | null;
   /** An admin paused the poller: every trigger is skipped until it is resumed. */
   paused: boolean;
+  /**
+   * How far below a window's `from` the upstream has been seen to answer (it truncates
+   * `from`, or filters on another timestamp): the ledger remembers that much more (R9).
+   */
+  straggleMs: number;
 }
 
 /** A stopped window's depth, to tell a slow but advancing window from one that never ends. */
@@ -151,6 +156,8 @@ export interface RunAftermath {
   skewMs: number | null;
   rateLimitedUntil: number | null;
   stall: Stall | null;
+  /** The deepest straggle this run saw; the stored one only ever grows. */
+  straggleMs: number;
 }
 
 export interface LedgerEntry {
@@ -170,8 +177,11 @@ export interface PollerStore {
   holds(epoch: number): boolean;
   /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
   acquire(expectedEpoch: number, lease: Lease): boolean;
-  /** Gives back a lease granted but not started yet (the poller was paused meanwhile). */
-  releaseUnstarted(epoch: number): boolean;
+  /**
+   * Gives back a lease nobody works under: granted but not started, or expired (its run is
+   * dead). For a paused poller, which starts no run of any kind, not even a recovery.
+   */
+  releaseIdle(epoch: number, now: number): boolean;
   /** Compare-and-set from "acquired" to "running": true for exactly one caller per epoch. */
   markRunning(epoch: number, expiresAt: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */
@@ -191,8 +201,11 @@ export interface PollerStore {
   recordRun(run: RunRecord): void;
   /** Records that the lease of a dead run was taken over (history and the recoveries counter). */
   recordRecovery(run: RunRecord): void;
-  /** Updates of the window (at or above `from`) that failed before, by idempotency key. */
-  failing(from: number): Map<string, FailingUpdate>;
+  /**
+   * Every update that failed before and is neither delivered nor dead-lettered, by
+   * idempotency key: wherever it is stamped (below the window too), it gets its attempts.
+   */
+  failing(): Map<string, FailingUpdate>;
   /** Counts one more failed attempt at an update. */
   recordFailure(epoch: number, failure: FailingUpdate): boolean;
   /** Forgets the failures of an update that has now been delivered. */

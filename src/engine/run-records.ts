@@ -1,3 +1,4 @@
+import { isoTime } from './iso-time.ts';
 import type { Lease } from './lease.ts';
 import type { RunRecord, TriggerKind } from './ports.ts';
 
@@ -13,9 +14,14 @@ export function skippedRun(
 }
 
 /** History for a run that died holding the lease, written when its lease is taken over. */
-export function recoveredRun(dead: Lease, now: number, checkpoint: number | null): RunRecord {
-  const expired = new Date(dead.expiresAt ?? now).toISOString();
-  const error = `run ${dead.epoch} did not finish before its lease expired at ${expired}; recovered`;
+export function recoveredRun(
+  dead: Lease,
+  now: number,
+  checkpoint: number | null,
+  then = 'recovered',
+): RunRecord {
+  const expired = isoTime(dead.expiresAt ?? now);
+  const error = `run ${dead.epoch} did not finish before its lease expired at ${expired}; ${then}`;
   return idle(dead.trigger, dead.epoch, 'recovered', dead.startedAt ?? now, now, checkpoint, error);
 }
 

@@ -1,6 +1,14 @@
 import { retryAt } from './backoff.ts';
 import { RunBudget } from './budget.ts';
-import { holdsLease, ledgerFloor, pollWindow, type Stop, type Tally } from './poll-window.ts';
+import { isoTime } from './iso-time.ts';
+import {
+  holdsLease,
+  ledgerFloor,
+  pollWindow,
+  type Stop,
+  straggle,
+  type Tally,
+} from './poll-window.ts';
 import type {
   LedgerEntry,
   RunContext,
@@ -8,7 +16,6 @@ import type {
   RunRecord,
   Stall,
   TriggerKind,
-  Update,
   Wakeup,
 } from './ports.ts';
 import { hasBacklog, nextCheckpoint, planWindow, type Window } from './window.ts';
@@ -34,6 +41,8 @@ export async function runPoll(
     deadLettered: 0,
     skewMs: null,
     rateLimitedUntil: null,
+    straggleMs: 0,
+    released: 0,
   };
   const record = (outcome: RunOutcome, error: string | null = null): RunRecord => ({
     epoch,
@@ -65,16 +74,52 @@ export async function runPoll(
       skewMs: tally.skewMs,
       rateLimitedUntil: tally.rateLimitedUntil,
       stall,
+      straggleMs: tally.straggleMs,
     };
     if (store.finishRun(epoch, run, next)) return run;
     return fenced();
   };
 
+  try {
+    return await pollWindows(ctx, epoch, startedAt, budget, tally, record, finish, fenced);
+  } catch (error) {
+    // Whatever went wrong, expected or not, ends as a failed run: in the history and status,
+    // the lease released and a retry booked with the usual backoff. Left to escape, it would
+    // hold the lease until it expires and then crash the same way again.
+    const failures = store.read().failures + 1;
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const at = retryAt(ctx.now(), failures, 'transient', ctx.random);
+    return finish(record('failed', `the run failed unexpectedly: ${reason}`), failures, {
+      at,
+      reason: 'retry',
+      failure: 'transient',
+    });
+  }
+}
+
+/** The run's loop: window after window until caught up, failed, or out of budget. */
+async function pollWindows(
+  ctx: RunContext,
+  epoch: number,
+  startedAt: number,
+  budget: RunBudget,
+  tally: Tally,
+  record: (outcome: RunOutcome, error?: string | null) => RunRecord,
+  finish: (
+    run: RunRecord,
+    failures: number,
+    wakeup: Wakeup | null,
+    stall?: Stall | null,
+  ) => RunRecord,
+  fenced: () => RunRecord,
+): Promise<RunRecord> {
+  const { config, store } = ctx;
   if (!holdsLease(ctx, epoch)) return fenced();
   // "Default: the first run's T" is stored at once: a first run that fails must not let the
   // next one start later and skip what happened in between.
   const initial = store.read().checkpoint;
-  if (initial === null && !commit(ctx, epoch, config.start_from ?? startedAt, [])) return fenced();
+  if (initial === null && !commit(ctx, epoch, config.start_from ?? startedAt, [], tally))
+    return fenced();
 
   for (;;) {
     const state = store.read();
@@ -93,12 +138,12 @@ export async function runPoll(
     // ledger's boundary second is not rewritten page after page.
     let committed = checkpoint;
     let lastProgress = ctx.now();
-    const onProgress = (handledBelow: number, delivered: Update[]) => {
+    const onProgress = (handledBelow: number, delivered: LedgerEntry[]) => {
       if (ctx.now() - lastProgress < PROGRESS_EVERY_MS) return 'unchanged' as const;
       const partial = partialCheckpoint(handledBelow, committed, window, T, config.lag_allowance);
       if (partial <= committed) return 'unchanged' as const;
       lastProgress = ctx.now();
-      if (!commit(ctx, epoch, partial, delivered)) return 'fenced' as const;
+      if (!commit(ctx, epoch, partial, delivered, tally)) return 'fenced' as const;
       committed = partial;
       return 'committed' as const;
     };
@@ -109,12 +154,12 @@ export async function runPoll(
     // A window that did not complete keeps what it did: sorted oldest first, C moves up to
     // what was handled (so a flaky upstream slows a backlog down instead of stopping it);
     // either way its deliveries go into the ledger, so the retry skips them.
-    const keep = (handledBelow: number | undefined, delivered: Update[]) => {
+    const keep = (handledBelow: number | undefined, delivered: LedgerEntry[]) => {
       const partial = partialCheckpoint(handledBelow, checkpoint, window, T, config.lag_allowance);
       const saved =
         partial > committed
-          ? commit(ctx, epoch, partial, delivered)
-          : store.remember(epoch, delivered.map(toLedgerEntry));
+          ? commit(ctx, epoch, partial, delivered, tally)
+          : store.remember(epoch, delivered);
       return saved ? partial : null;
     };
 
@@ -146,14 +191,17 @@ export async function runPoll(
       const resumeAt = result.stop === 'rate_limit' ? (result.resumeAt ?? ctx.now()) : ctx.now();
       const note =
         result.stop === 'rate_limit'
-          ? `the upstream's rate limit is spent until ${new Date(resumeAt).toISOString()}; continuing then`
+          ? `the upstream's rate limit is spent until ${isoTime(resumeAt)}; continuing then`
           : `stopped on the ${describeStop(result.stop)}; continuing`;
       const continuation: Wakeup = { at: resumeAt, reason: 'continuation' };
       if (moved) return finish(record('continued', note), 0, continuation);
       // C did not move. Going on is worth it only while each attempt at this window gets
       // further into it than the last; otherwise it would start over forever.
       const stall = { from: window.from, pages: result.pages };
-      const deeper = state.stall?.from !== window.from || result.pages > state.stall.pages;
+      // Delivering updates a budget stop held back is progress too: they are stored, and
+      // each is delivered once, so this cannot go on forever.
+      const deeper =
+        state.stall?.from !== window.from || result.pages > state.stall.pages || tally.released > 0;
       if ((tally.records > 0 || result.stop === 'rate_limit') && deeper) {
         return finish(record('continued', note), state.failures, continuation, stall);
       }
@@ -170,7 +218,7 @@ export async function runPoll(
     }
 
     const complete = nextCheckpoint(checkpoint, window, config.lag_allowance);
-    if (!commit(ctx, epoch, complete, result.delivered)) return fenced();
+    if (!commit(ctx, epoch, complete, result.delivered, tally)) return fenced();
     tally.windows += 1;
 
     if (!hasBacklog(window, checkpoint, complete)) return finish(record('success'), 0, null);
@@ -203,9 +251,15 @@ function partialCheckpoint(
 }
 
 /** Moves C, remembering the deliveries the next window can ask for again (R9). */
-function commit(ctx: RunContext, epoch: number, checkpoint: number, delivered: Update[]): boolean {
-  const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap);
-  const remember = delivered.filter((u) => u.versionMs >= pruneBelow).map(toLedgerEntry);
+function commit(
+  ctx: RunContext,
+  epoch: number,
+  checkpoint: number,
+  delivered: LedgerEntry[],
+  tally: Tally,
+): boolean {
+  const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap - straggle(ctx, tally));
+  const remember = delivered.filter((entry) => entry.versionMs >= pruneBelow);
   return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
 }
 
@@ -219,10 +273,6 @@ function redact(ctx: RunContext, text: string): string {
   return ctx.redact ? ctx.redact(text) : text;
 }
 
-function toLedgerEntry(update: Update): LedgerEntry {
-  return { id: update.id, version: update.version, versionMs: update.versionMs };
-}
-
 function describeStop(stop: Stop): string {
   if (stop === 'rate_limit') return "upstream's rate limit";
   return stop === 'max_run' ? 'max_run budget' : 'subrequest budget (max_subrequests)';
@@ -230,7 +280,7 @@ function describeStop(stop: Stop): string {
 
 /** The advice for a window whose pages alone exceed what one run may do. */
 function windowTooBig(ctx: RunContext, window: Window, stop: Stop, pages: number): string {
-  const from = new Date(window.from).toISOString();
+  const from = isoTime(window.from);
   const advice = [
     ctx.config.source.sorted === 'asc'
       ? null

@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { settableAlarmTime } from '../engine/iso-time.ts';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunContext, RunRecord } from '../engine/ports.ts';
 import { parseTimestamp } from '../sources/time.ts';
@@ -177,7 +178,7 @@ export class Poller extends DurableObject<Env> {
     const alarm = {
       set: async (at: number | null) => {
         if (at === null) await storage.deleteAlarm();
-        else await storage.setAlarm(at);
+        else await storage.setAlarm(settableAlarmTime(at));
       },
     };
     const redact = wiring.context.redact ?? ((text: string) => text);

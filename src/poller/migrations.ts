@@ -89,6 +89,8 @@ export const MIGRATIONS: readonly string[] = [
    );`,
   // 4: an admin can pause a poller.
   `ALTER TABLE poller_state ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;`,
+  // 5: how far below a window's start the upstream answers, learned (see PollerState).
+  `ALTER TABLE poller_state ADD COLUMN straggle_ms INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -34,6 +34,7 @@ type StateRow = {
   stall_from: number | null;
   stall_pages: number | null;
   paused: number;
+  straggle_ms: number;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -172,6 +173,7 @@ export class SqliteStore implements PollerStore {
           ? null
           : { from: row.stall_from, pages: row.stall_pages },
       paused: row.paused === 1,
+      straggleMs: row.straggle_ms,
     };
   }
 
@@ -214,9 +216,10 @@ export class SqliteStore implements PollerStore {
     );
   }
 
-  releaseUnstarted(epoch: number): boolean {
-    const sql = `UPDATE poller_state SET lease_held = 0 ${FENCE} AND lease_phase = 'acquired'`;
-    return this.write(sql, epoch) > 0;
+  releaseIdle(epoch: number, now: number): boolean {
+    const sql = `UPDATE poller_state SET lease_held = 0 ${FENCE}
+      AND (lease_phase = 'acquired' OR lease_expires_at <= ?)`;
+    return this.write(sql, epoch, now) > 0;
   }
 
   markRunning(epoch: number, expiresAt: number): boolean {
@@ -303,7 +306,7 @@ export class SqliteStore implements PollerStore {
       const released = this.write(
         `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
-           stall_from = ?, stall_pages = ?,
+           stall_from = ?, stall_pages = ?, straggle_ms = MAX(straggle_ms, ?),
            runs = runs + 1,
            successes = successes + ?, failed_runs = failed_runs + ?, continued_runs = continued_runs + ?,
            records_delivered = records_delivered + ?
@@ -316,6 +319,7 @@ export class SqliteStore implements PollerStore {
         next.rateLimitedUntil,
         next.stall?.from ?? null,
         next.stall?.pages ?? null,
+        next.straggleMs,
         run.outcome === 'success' ? 1 : 0,
         run.outcome === 'failed' ? 1 : 0,
         run.outcome === 'continued' ? 1 : 0,
@@ -343,10 +347,8 @@ export class SqliteStore implements PollerStore {
     });
   }
 
-  failing(from: number): Map<string, FailingUpdate> {
-    const rows = this.sql
-      .exec<FailureRow>('SELECT * FROM delivery_failures WHERE version_ms >= ?', from)
-      .toArray();
+  failing(): Map<string, FailingUpdate> {
+    const rows = this.sql.exec<FailureRow>('SELECT * FROM delivery_failures').toArray();
     return new Map(rows.map((row) => [row.key, fromFailureRow(row)]));
   }
 

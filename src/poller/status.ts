@@ -1,4 +1,5 @@
 import type { PollerConfig } from '../config/schema.ts';
+import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
 import type { Counters } from './sqlite-store.ts';
@@ -47,8 +48,7 @@ export interface RunView {
   checkpoint: string | null;
 }
 
-const iso = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? null : new Date(ms).toISOString();
+const iso = isoTimeOrNull;
 
 /** Shapes a run for JSON. */
 export function runView(run: RunRecord): RunView {
@@ -56,8 +56,8 @@ export function runView(run: RunRecord): RunView {
     epoch: run.epoch,
     trigger: run.trigger,
     outcome: run.outcome,
-    started_at: new Date(run.startedAt).toISOString(),
-    finished_at: new Date(run.finishedAt).toISOString(),
+    started_at: isoTime(run.startedAt),
+    finished_at: isoTime(run.finishedAt),
     windows: run.windows,
     pages: run.pages,
     records: run.records,
@@ -122,7 +122,7 @@ export function buildStatus(input: {
     last_run: input.lastRun ? runView(input.lastRun) : null,
     next_alarm_at: iso(input.alarm),
     next_wakeup: state.wakeup
-      ? { at: new Date(state.wakeup.at).toISOString(), reason: state.wakeup.reason }
+      ? { at: isoTime(state.wakeup.at), reason: state.wakeup.reason }
       : null,
     consecutive_failures: state.failures,
     upstream_skew_seconds: state.skewMs === null ? null : Math.round(state.skewMs / 100) / 10,
@@ -133,6 +133,6 @@ export function buildStatus(input: {
     dead_letters: { count: input.deadLetters.count, oldest: iso(input.deadLetters.oldest) },
     counters: input.counters,
     paused: state.paused,
-    audit: input.audit.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })),
+    audit: input.audit.map((entry) => ({ ...entry, at: isoTime(entry.at) })),
   };
 }

@@ -100,6 +100,7 @@ function aftermath(overrides: Partial<RunAftermath>): RunAftermath {
     skewMs: null,
     rateLimitedUntil: null,
     stall: null,
+    straggleMs: 0,
     ...overrides,
   };
 }

@@ -1,25 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../sim/random.ts';
+import { Crash, storeOfInstance } from '../../sim/world.ts';
 import { loadPoller } from '../../src/config/load.ts';
 import type { PollerConfig } from '../../src/config/schema.ts';
 import type { DeliveryResult } from '../../src/engine/classify.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
-import type {
-  Deliverer,
-  DeliveryItem,
-  PageResult,
-  RunContext,
-  Source,
-  Update,
+import {
+  type Deliverer,
+  type DeliveryItem,
+  ledgerKey,
+  type PageResult,
+  type RunContext,
+  type Source,
+  type Update,
 } from '../../src/engine/ports.ts';
 import type { Window } from '../../src/engine/window.ts';
 
 const MINUTE = 60_000;
-
-/** A crash injected at an await point: the run never returns, as after an eviction. */
-class Crash extends Error {}
 
 interface WorldOptions {
   seed: number;
@@ -72,12 +71,18 @@ class World implements Source, Deliverer {
   }
 
   private steps = 0;
+  /** The instance running now has crashed; the next invocation starts a new one. */
+  dead = false;
 
   private step(): void {
     this.now += 1 + Math.floor(this.random() * 200);
     this.steps += 1;
-    if (this.options.crashAt?.includes(this.steps)) throw new Crash('crash');
-    if (this.random() < this.options.crashRate) throw new Crash('crash');
+    if (this.options.crashAt?.includes(this.steps) || this.random() < this.options.crashRate) {
+      // A crash at an await point: the run never returns, as after an eviction, and its
+      // instance can no longer touch storage (the next trigger or alarm is a new instance).
+      this.dead = true;
+      throw new Crash('crash');
+    }
   }
 
   async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
@@ -168,7 +173,7 @@ function engineIn(world: World, store: MemoryStore, overrides: Partial<RunContex
   const context: RunContext = {
     poller: 'sim',
     config: config(world.options.bounded, world.options.lagMs),
-    store,
+    store: storeOfInstance(store, () => !world.dead),
     source: world,
     deliverer: world,
     now: () => world.now,
@@ -207,6 +212,8 @@ async function simulate(
       await work();
     } catch (error) {
       if (!(error instanceof Crash)) throw error;
+    } finally {
+      world.dead = false; // the next trigger or alarm runs in a fresh instance
     }
   };
   for (let tick = 0; tick < ticks; tick += 1) {
@@ -772,5 +779,84 @@ describe('final review fixes', () => {
     expect(outcomes.at(-1)).toBe('failed');
     expect(store.runs.at(-1)?.error).toContain("stopped on the upstream's rate limit");
     expect(store.runs.at(-1)?.error).toContain('is too big for one run');
+  });
+});
+
+describe('errors nobody expected', () => {
+  it('end as a failed run in the history, with the lease released and a retry booked', async () => {
+    const world = new World({
+      seed: 21,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    });
+    const store = new MemoryStore();
+    const { engine, alarmAt } = engineIn(world, store, {
+      source: {
+        fetchPage: async () => {
+          throw new TypeError('Invalid URL: https://exa mple.com/');
+        },
+      },
+    });
+    store.state.checkpoint = world.now - MINUTE;
+
+    await engine.trigger('cron');
+    const run = await engine.onAlarm();
+
+    expect(run).toMatchObject({ outcome: 'failed', trigger: 'cron' });
+    expect(run?.error).toContain('the run failed unexpectedly: TypeError: Invalid URL');
+    expect(store.runs.at(-1)?.outcome).toBe('failed');
+    const state = store.read();
+    expect(state.lease.held).toBe(false);
+    expect(state.failures).toBe(1);
+    expect(state.wakeup).toMatchObject({ reason: 'retry', failure: 'transient' });
+    expect(alarmAt()).toBe(state.wakeup?.at);
+    expect(state.checkpoint).toBe(world.now - MINUTE);
+  });
+});
+
+describe('stale failures', () => {
+  it('a failure of a version the ledger already holds is dropped, so newer versions of its id are not held back', async () => {
+    const world = new World({
+      seed: 23,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    });
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store);
+    const at = (offset: number) => world.now + offset;
+    store.state.checkpoint = at(-MINUTE);
+    // v1 was dead-lettered (so it is in the ledger), and a repeat of it failed afterwards.
+    const v1 = { id: 'x', version: new Date(at(-30_000)).toISOString(), versionMs: at(-30_000) };
+    store.ledger.set(ledgerKey(v1.id, v1.version), v1);
+    store.failures.set(`sim:x:${v1.version}`, {
+      key: `sim:x:${v1.version}`,
+      ...v1,
+      record: {},
+      attempts: 1,
+      firstFailure: at(-20_000),
+      lastFailure: at(-20_000),
+      lastError: 'HTTP 422',
+    });
+    const v2 = at(-10_000);
+    world.updates.push({
+      id: 'x',
+      version: new Date(v2).toISOString(),
+      versionMs: v2,
+      record: {},
+      visibleAt: 0,
+    });
+
+    await engine.trigger('cron');
+    const run = await engine.onAlarm();
+
+    expect(run?.outcome).toBe('success');
+    expect(world.delivered.has(`x@${new Date(v2).toISOString()}`)).toBe(true);
+    expect(store.failures.size).toBe(0);
   });
 });

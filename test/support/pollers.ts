@@ -75,6 +75,31 @@ export const TEST_POLLERS = {
     deliver: webhook,
   },
   poison: { cron: '*/5 * * * *', max_attempts: 3, source: seedSource, deliver: webhook },
+  /** Small bodies and a short timeout, for hostile upstreams. */
+  capped: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, max_body: '2KB', timeout: '300ms' },
+    deliver: webhook,
+  },
+  /** A secret in the query string, with characters a URL encodes (+, /, =, space). */
+  keyed: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, url: 'https://upstream.test/v1/sessions?api_key=${QUERY_KEY}' },
+    deliver: webhook,
+  },
+  /** Upstreams that redirect (test/support/network.ts): to another origin, and to their own. */
+  redirected_away: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, url: 'https://upstream.test/redirect-away' },
+    deliver: webhook,
+  },
+  redirected_here: {
+    cron: '*/5 * * * *',
+    source: { ...seedSource, url: 'https://upstream.test/redirect-here' },
+    deliver: webhook,
+  },
+  /** A budget that runs out in the middle of the second page. */
+  budget_five: { cron: '*/5 * * * *', max_subrequests: 5, source: seedSource, deliver: webhook },
   batched: {
     cron: '*/5 * * * *',
     source: { ...seedSource, params: { per_page: '250' } },
@@ -147,4 +172,5 @@ export const TEST_SECRETS = {
   STATUS_TOKEN: 'test-status-token-9a2e',
   UPSTREAM_TOKEN: 'upstream-secret-7d3b',
   WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  QUERY_KEY: 'qk+9/Zr',
 };

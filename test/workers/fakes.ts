@@ -35,6 +35,11 @@ export class FakeUpstream {
   private holds: Hold[] = [];
   /** Called at the start of each request, before it is answered. */
   onRequest?: (url: URL) => void;
+  /**
+   * How the upstream reads `date_from`: as sent by default; an upstream that truncates it
+   * (to the minute, say) answers with records stamped below the window.
+   */
+  readFrom: (from: number) => number = (from) => from;
 
   add(id: string, at: number | string, options: { visibleAt?: number } = {}): StoredUpdate {
     const updatedAtMs = typeof at === 'number' ? at : Date.parse(at);
@@ -79,7 +84,7 @@ export class FakeUpstream {
     }
     const scripted = this.scripted.shift();
     if (scripted) return scripted(request);
-    const from = Date.parse(url.searchParams.get('date_from') ?? '');
+    const from = this.readFrom(Date.parse(url.searchParams.get('date_from') ?? ''));
     const toParam = url.searchParams.get('date_to');
     const to = toParam === null ? Number.POSITIVE_INFINITY : Date.parse(toParam);
     const perPage = Number(url.searchParams.get('per_page') ?? 100);

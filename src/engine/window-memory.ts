@@ -1,0 +1,89 @@
+import type { LedgerEntry, Update } from './ports.ts';
+
+/**
+ * Deliveries of a failed window remembered for its retry (R2), beyond the ledger's boundary:
+ * enough for every ordinary window; in a larger one, the rest is delivered again by the
+ * retry (at least once), so that memory stays bounded by a page, not by the window.
+ */
+export const FAILED_WINDOW_MEMORY = 10_000;
+
+/** How many recent pages' keys are kept to drop repeats across pages (ties, shifting offsets). */
+const RECENT_PAGES = 4;
+
+/**
+ * The keys a window knows as handled: the ledger loaded at its start, the boundary
+ * deliveries it adds (those the next window can ask for again), and the last few pages.
+ * Nothing here grows with the size of the window.
+ */
+export class HandledKeys {
+  private readonly recent: Set<string>[] = [];
+
+  constructor(
+    private readonly ledger: Set<string>,
+    /** Deliveries stamped at or above this stay known for the whole window. */
+    private readonly keepFrom: number,
+  ) {}
+
+  has(key: string): boolean {
+    if (this.ledger.has(key)) return true;
+    for (const page of this.recent) if (page.has(key)) return true;
+    return false;
+  }
+
+  /** One page's handled updates: `keys` by ledger key, with their versions. */
+  addPage(keys: Map<string, number>): void {
+    const page = new Set<string>();
+    for (const [key, versionMs] of keys) {
+      if (versionMs >= this.keepFrom) this.ledger.add(key);
+      else page.add(key);
+    }
+    this.recent.push(page);
+    if (this.recent.length > RECENT_PAGES) this.recent.shift();
+  }
+}
+
+/**
+ * What a window delivered, for the ledger: every delivery at or above `keepFrom` (the next
+ * window can ask for it again, R9), and up to FAILED_WINDOW_MEMORY others, which only a
+ * window that fails needs (its retry skips them, R2). Ledger entries only, never records.
+ */
+export class DeliveredLog {
+  private boundary: LedgerEntry[] = [];
+  private others: LedgerEntry[] = [];
+
+  constructor(private readonly keepFrom: number) {}
+
+  add(updates: readonly Update[]): void {
+    for (const { id, version, versionMs } of updates) {
+      const entry = { id, version, versionMs };
+      if (versionMs >= this.keepFrom) this.boundary.push(entry);
+      else if (this.others.length < FAILED_WINDOW_MEMORY) this.others.push(entry);
+    }
+  }
+
+  entries(): LedgerEntry[] {
+    return this.others.length === 0 ? this.boundary : [...this.others, ...this.boundary];
+  }
+
+  /** After a commit: what it needed is in the ledger now. */
+  clear(): void {
+    this.boundary = [];
+    this.others = [];
+  }
+}
+
+/** Why updates are still failing: a count, and the first few reasons for the error text. */
+export class RetryableList {
+  count = 0;
+  private readonly first: string[] = [];
+
+  add(reasons: readonly string[]): void {
+    this.count += reasons.length;
+    for (const reason of reasons) if (this.first.length < 1) this.first.push(reason);
+  }
+
+  describe(): string {
+    const more = this.count > 1 ? ` (and ${this.count - 1} more)` : '';
+    return `${this.count} update(s) not delivered: ${this.first[0] ?? ''}${more}`;
+  }
+}
