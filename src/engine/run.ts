@@ -159,7 +159,7 @@ async function pollWindows(
       const saved =
         partial > committed
           ? commit(ctx, epoch, partial, delivered, tally)
-          : store.remember(epoch, delivered);
+          : store.remember(epoch, untilNearFuture(delivered, ctx.now()));
       return saved ? partial : null;
     };
 
@@ -260,7 +260,29 @@ function commit(
 ): boolean {
   const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap - straggle(ctx, tally));
   const remember = delivered.filter((entry) => entry.versionMs >= pruneBelow);
-  return ctx.store.commitWindow(epoch, checkpoint, remember, pruneBelow);
+  return ctx.store.commitWindow(
+    epoch,
+    checkpoint,
+    untilNearFuture(remember, ctx.now()),
+    pruneBelow,
+  );
+}
+
+/** Versions stamped further ahead of our clock than this are an upstream's clock bug. */
+export const FAR_FUTURE_MS = 24 * 3_600_000;
+
+/**
+ * A version stamped far in the future (an upstream clock bug: the year 2999) would stay in
+ * the ledger forever, loaded by every window. It is remembered as if stamped FAR_FUTURE_MS
+ * from now, so it is pruned a day later (the upstream, still showing it, then has it
+ * delivered again: about once a day, never lost, and the ledger stays bounded).
+ */
+function untilNearFuture(entries: LedgerEntry[], now: number): LedgerEntry[] {
+  const latest = now + FAR_FUTURE_MS;
+  if (!entries.some((entry) => entry.versionMs > latest)) return entries;
+  return entries.map((entry) =>
+    entry.versionMs > latest ? { ...entry, versionMs: latest } : entry,
+  );
 }
 
 /** How often a sorted window commits its progress while it goes. */

@@ -367,3 +367,22 @@ describe('a paused poller', () => {
     expect((await poller.runs())[0]?.error).toContain('paused');
   });
 });
+
+describe('records stamped far in the future (an upstream clock bug)', () => {
+  it('are delivered once, and the ledger forgets them within a day instead of keeping them forever', async () => {
+    const poller = newPoller('seed');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    upstream.add('future', '2999-01-01T00:00:00.000Z');
+
+    await poller.tick();
+    await poller.tick();
+    await poller.tick();
+
+    expect(receiver.ids()).toEqual(['future']);
+    const rows = await poller.sql<{ version: string; version_ms: number }>(
+      'SELECT version, version_ms FROM ledger',
+    );
+    expect(rows.map((row) => row.version)).toEqual(['2999-01-01T00:00:00.000Z']);
+    expect(rows[0]?.version_ms ?? 0).toBeLessThanOrEqual(Date.now() + 24 * HOUR);
+  });
+});
