@@ -7,13 +7,16 @@ import { healthRoutes } from './routes/healthz.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { pollerRoutes } from './routes/pollers.ts';
 import { statusRoutes } from './routes/status.ts';
+import { securityHeaders } from './security-headers.ts';
 
 /**
  * The Worker's HTTP face: the dashboard, /healthz (the one public route), metrics, status,
  * the admin API, and the built-in demo upstream. Every route but /healthz and the
- * dashboard's empty page needs a token.
+ * dashboard's empty page needs a token. Every response, errors included, carries the
+ * security headers (CSP, frame-ancestors, nosniff, no-referrer).
  */
 export const app = new Hono<{ Bindings: Env }>()
+  .use(securityHeaders())
   .route('/', dashboardRoutes)
   .route('/healthz', healthRoutes)
   .route('/metrics', metricsRoutes)

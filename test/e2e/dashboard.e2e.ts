@@ -1,7 +1,8 @@
 /**
  * The browser test: starts the Worker with `wrangler dev`, opens the dashboard in headless
  * Chromium (Debian's, driven by playwright-core), enters the token, sees the pollers, clicks
- * "Run now" and sees the run appear. Saves test-results/dashboard.png.
+ * "Run now" and sees the run appear, all under the Worker's Content-Security-Policy: any CSP
+ * violation the page reports fails the test. Saves test-results/dashboard.png.
  *
  *   npm run test:e2e     (needs /usr/bin/chromium: apt-get install chromium)
  */
@@ -76,7 +77,24 @@ try {
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${BASE}/`);
+    // Chromium logs every blocked script, style, fetch or frame as a console error; the
+    // event listener (added by the browser, outside the page's CSP) reports the same.
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|securitypolicyviolation/i.test(message.text()))
+        violations.push(message.text());
+    });
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => {
+        console.error(
+          `securitypolicyviolation: ${event.effectiveDirective} blocked ${event.blockedURI || 'inline'}`,
+        );
+      });
+    });
+    const response = await page.goto(`${BASE}/`);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    if (!csp.includes("frame-ancestors 'none'") || !csp.includes("default-src 'none'"))
+      throw new Error(`the dashboard is served without its Content-Security-Policy ("${csp}")`);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click('#login button[type="submit"]');
     const row = page.locator('tr[data-poller="demo_sessions"]');
@@ -100,6 +118,9 @@ try {
       .waitFor({ timeout: 15_000 });
     await page.locator('figure svg.chart').first().waitFor({ timeout: 15_000 });
     console.log(`e2e: "Run now" ran: ${await page.locator('#notice').textContent()}`);
+    if (violations.length > 0)
+      throw new Error(`the page broke its Content-Security-Policy:\n  ${violations.join('\n  ')}`);
+    console.log('e2e: no Content-Security-Policy violation');
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
     console.log('e2e: saved test-results/dashboard.png');

@@ -3,16 +3,17 @@ import { html, raw } from 'hono/html';
 /**
  * The dashboard page. It holds no data: the token is entered once, kept in sessionStorage
  * and sent as a bearer header (never in a URL) to fetch the server-rendered panel, every
- * few seconds, without reloading the page. Buttons call the admin API.
+ * few seconds, without reloading the page. Buttons call the admin API. Its one script and
+ * one style block carry this response's CSP nonce (src/http/security-headers.ts).
  */
-export function dashboardShell() {
+export function dashboardShell(nonce: string) {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8" />
 <meta name="viewport" content="width=device-width, initial-scale=1" />
 <title>tidemark</title>
-<style>
+<style nonce="${nonce}">
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1b1f24; }
   h1 { font-size: 1.3rem; margin: 0 0 1rem; }
   table { border-collapse: collapse; width: 100%; }
@@ -42,7 +43,7 @@ export function dashboardShell() {
 <p id="message" class="muted">Enter a token to see the pollers.</p>
 <p id="notice" role="status"></p>
 <div id="panel"></div>
-<script>${raw(CLIENT)}</script>
+<script nonce="${nonce}">${raw(CLIENT)}</script>
 </body>
 </html>`;
 }
