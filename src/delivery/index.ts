@@ -5,7 +5,7 @@ import type { Handler } from '../handlers/types.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
 import { HandlerDeliverer } from './handler.ts';
 import { QueueDeliverer, type QueueProducer } from './queue.ts';
-import { isValidSigningSecret } from './standard-webhooks.ts';
+import { signingSecretProblem } from './standard-webhooks.ts';
 import { WebhookDeliverer } from './webhook.ts';
 
 export type DelivererOrError = { ok: true; deliverer: Deliverer } | { ok: false; error: string };
@@ -20,11 +20,9 @@ export function createDeliverer(
   now: () => number,
 ): DelivererOrError {
   if (config.type === 'webhook' && config.url !== undefined && config.secret !== undefined) {
-    if (!isValidSigningSecret(config.secret)) {
-      return {
-        ok: false,
-        error: 'deliver.secret: not a Standard Webhooks secret ("whsec_" + base64)',
-      };
+    const secretProblem = signingSecretProblem(config.secret);
+    if (secretProblem !== undefined) {
+      return { ok: false, error: `deliver.secret: ${secretProblem}` };
     }
     const webhook = { ...config, url: config.url, secret: config.secret };
     return { ok: true, deliverer: new WebhookDeliverer(poller, webhook, fetcher, secrets, now) };

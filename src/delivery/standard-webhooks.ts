@@ -42,13 +42,25 @@ function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** True when the secret can be used for signing (decodes as base64). */
-export function isValidSigningSecret(secret: string): boolean {
+/**
+ * The fewest key bytes a signing secret may have. Standard Webhooks asks for 24 to 64 random
+ * bytes; a shorter HMAC key (`whsec_AA==` is one byte) can be brute-forced offline from one
+ * signed request, and then anyone can forge deliveries.
+ */
+export const MIN_SECRET_BYTES = 24;
+
+/** Why the secret cannot sign (not base64, or too short), or undefined when it can. Never quotes it. */
+export function signingSecretProblem(secret: string): string | undefined {
+  let bytes: number;
   try {
-    return secretBytes(secret).length > 0;
+    bytes = secretBytes(secret).length;
   } catch {
-    return false;
+    return 'not a Standard Webhooks secret ("whsec_" + base64)';
   }
+  if (bytes < MIN_SECRET_BYTES) {
+    return `decodes to fewer than ${MIN_SECRET_BYTES} bytes: use "whsec_" + base64 of at least ${MIN_SECRET_BYTES} random bytes (e.g. whsec_$(openssl rand -base64 32))`;
+  }
+  return undefined;
 }
 
 /** Keys up to this long go out as `webhook-id` as they are; a longer one is hashed. */
