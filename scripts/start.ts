@@ -4,32 +4,33 @@
  * does not: it only offers /cdn-cgi/local/scheduled), and prints one line per run.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Cron } from 'croner';
 import { checkConfig } from './check-config.ts';
+import { fillDevVars, parseDevVars } from './dev-vars.ts';
 
 const PORT = Number(process.env.PORT ?? 8787);
 const BASE = `http://127.0.0.1:${PORT}`;
 const wrangler = 'node_modules/.bin/wrangler';
 
-/** Creates .dev.vars from the committed example, with fresh random tokens. */
+/**
+ * Creates .dev.vars from the committed example with fresh random tokens and a fresh webhook
+ * signing secret; an existing one gets fresh values for any placeholder or published secret.
+ */
 function ensureDevVars(): Record<string, string> {
   if (!existsSync('.dev.vars')) {
-    copyFileSync('.dev.vars.example', '.dev.vars');
-    const text = readFileSync('.dev.vars', 'utf8').replace(/change-me/g, () =>
-      randomBytes(16).toString('hex'),
-    );
-    writeFileSync('.dev.vars', text);
-    console.log('created .dev.vars with fresh local tokens (git-ignored)');
+    writeFileSync('.dev.vars', fillDevVars(readFileSync('.dev.vars.example', 'utf8')));
+    console.log('created .dev.vars with fresh local tokens and WEBHOOK_SECRET (git-ignored)');
+  } else {
+    const text = readFileSync('.dev.vars', 'utf8');
+    const filled = fillDevVars(text);
+    if (filled !== text) {
+      writeFileSync('.dev.vars', filled);
+      console.log('.dev.vars: replaced placeholder or published values with fresh ones');
+    }
   }
-  const vars: Record<string, string> = {};
-  for (const line of readFileSync('.dev.vars', 'utf8').split('\n')) {
-    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"?(.*?)"?\s*$/.exec(line);
-    if (match?.[1] && match[2] !== undefined) vars[match[1]] = match[2];
-  }
-  return vars;
+  return parseDevVars(readFileSync('.dev.vars', 'utf8'));
 }
 
 /** Keeps both ends of a long message: where it happened and what the upstream said. */

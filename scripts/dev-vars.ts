@@ -1,0 +1,56 @@
+/**
+ * `.dev.vars` for `npm start`, made from the committed `.dev.vars.example`: no local secret
+ * is ever a value that sits in the repository.
+ */
+
+/** A token to generate: `NAME=change-me` becomes 16 random bytes in hex. */
+export const TOKEN_PLACEHOLDER = 'change-me';
+/** A webhook signing secret to generate: "whsec_" + base64 of 32 random bytes. */
+export const SIGNING_SECRET_PLACEHOLDER = 'whsec_change-me';
+/**
+ * WEBHOOK_SECRET values that were once committed to .dev.vars.example, and so are public:
+ * a .dev.vars still holding one gets a fresh secret.
+ */
+const PUBLISHED_SECRETS = new Set(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
+
+export type RandomBytes = (count: number) => Uint8Array;
+
+const cryptoRandom: RandomBytes = (count) => crypto.getRandomValues(new Uint8Array(count));
+
+/**
+ * The text with every `NAME=<placeholder>` line (and every published secret) given a fresh
+ * random value. Only assignments are touched: comments and other lines stay as written,
+ * even when they mention a placeholder.
+ */
+export function fillDevVars(text: string, random: RandomBytes = cryptoRandom): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      const match = /^(\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*)"?([^"\s]*)"?\s*$/.exec(line);
+      const value = match?.[2];
+      if (match?.[1] === undefined || value === undefined) return line;
+      if (value === TOKEN_PLACEHOLDER) return `${match[1]}${hex(random(16))}`;
+      if (value === SIGNING_SECRET_PLACEHOLDER || PUBLISHED_SECRETS.has(value))
+        return `${match[1]}whsec_${base64(random(32))}`;
+      return line;
+    })
+    .join('\n');
+}
+
+/** The variables of a .dev.vars text (NAME=value, optionally quoted; comments skipped). */
+export function parseDevVars(text: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+    if (match?.[1] && match[2] !== undefined) vars[match[1]] = match[2];
+  }
+  return vars;
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+function base64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes));
+}
