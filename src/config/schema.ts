@@ -165,6 +165,10 @@ export const pollerSchema = z
     max_window: duration.optional(),
     /** Per update, then dead letter (default 5). */
     max_attempts: z.int().min(1).default(5),
+    /** Dead letters are pruned this long after their first failure, with an audit entry (default 14d, at least 1m). */
+    dead_letter_retention: duration
+      .pipe(z.number().min(MINUTE, 'must be at least 1m'))
+      .default(14 * 24 * 60 * MINUTE),
     /** /healthz reports the poller when lag exceeds this (default 30m). */
     alert_after: duration.default(30 * MINUTE),
     /** The longest a Retry-After or rate-limit reset may hold the poller off; longer hints are cut to this (default 1h). */

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 
 export type Access = 'read' | 'admin';
 
@@ -39,6 +39,20 @@ export function requireToken(access: Access): MiddlewareHandler<{ Bindings: Env 
       'www-authenticate': 'Bearer error="invalid_token"',
     });
   };
+}
+
+/**
+ * Whether a request may read (STATUS_TOKEN or ADMIN_TOKEN, or public_status), for a public
+ * route that shows more to a reader. Never refuses: no token or a wrong one is just false.
+ */
+export async function canRead(c: Context<{ Bindings: Env }>): Promise<boolean> {
+  if (isPublic(c.env)) return true;
+  const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+  if (presented === undefined) return false;
+  for (const token of [c.env.STATUS_TOKEN, c.env.ADMIN_TOKEN]) {
+    if (token && (await sameSecret(presented, token))) return true;
+  }
+  return false;
 }
 
 /** Constant-time comparison: digests first, so neither content nor length leaks through timing. */

@@ -5,14 +5,13 @@ import { pollerObject } from './known-poller.ts';
 /** Every poller in POLLERS (valid or not) with its status, and whether it is enabled. */
 export async function pollerStatuses(env: Env): Promise<{
   errors: string[];
-  pollers: { status: PollerStatus; enabled: boolean; alertAfter: number | null }[];
+  pollers: { status: PollerStatus; enabled: boolean }[];
 }> {
   const loaded = loadPollers(env as unknown as Record<string, unknown>);
   const pollers = await Promise.all(
     loaded.pollers.map(async (entry) => ({
       status: await pollerObject(env, entry.name).status(entry.name),
       enabled: entry.ok ? entry.config.enabled : entry.enabled,
-      alertAfter: entry.ok ? entry.config.alert_after : null,
     })),
   );
   return { errors: loaded.errors, pollers };

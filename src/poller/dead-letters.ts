@@ -1,5 +1,9 @@
-import type { DeadLetter, Json, RunContext } from '../engine/ports.ts';
-import type { SqliteStore } from './sqlite-store.ts';
+import type { Json, RunContext } from '../engine/ports.ts';
+import { MAX_RECORD_DEPTH, readRecord, textDepth, tooDeep } from './record-text.ts';
+import type { SqliteStore, StoredDeadLetter } from './sqlite-store.ts';
+
+/** A page of dead letters stops once its records add up to this (one letter at least). */
+export const DEAD_LETTER_PAGE_BYTES = 4 * 1024 * 1024;
 
 /** A dead letter as the admin API shows it. */
 export interface DeadLetterView {
@@ -7,7 +11,12 @@ export interface DeadLetterView {
   kind: 'delivery' | 'unreadable';
   id: string | null;
   version: string | null;
+  /** The record; null when it is kept as text (then see `record_text`). */
   record: Json;
+  /** A record nested too deep or too big to show as JSON: its JSON text, as stored. */
+  record_text?: string;
+  /** Why the record is shown as `record_text`. */
+  record_note?: string;
   error: string;
   attempts: number;
   first_failure: string;
@@ -19,15 +28,19 @@ export type ReplayResult =
   | { outcome: 'failed'; key: string; error: string }
   | { outcome: 'not_found'; key: string }
   | { outcome: 'unreadable'; key: string; error: string }
+  | { outcome: 'too_deep'; key: string; error: string }
   | { outcome: 'busy'; key: string; error: string };
 
-export function viewOf(letter: DeadLetter): DeadLetterView {
+export function viewOf(letter: StoredDeadLetter): DeadLetterView {
+  const read = readRecord(letter.recordText, letter.recordBytes);
   return {
     key: letter.key,
     kind: letter.kind,
     id: letter.id,
     version: letter.version,
-    record: (letter.record ?? null) as Json,
+    ...(read.ok
+      ? { record: read.record }
+      : { record: null, record_text: read.text, record_note: read.note }),
     error: letter.error,
     attempts: letter.attempts,
     first_failure: new Date(letter.firstFailure).toISOString(),
@@ -35,19 +48,21 @@ export function viewOf(letter: DeadLetter): DeadLetterView {
   };
 }
 
-/** One page of dead letters, oldest first; `cursor` continues where the last page ended. */
+/**
+ * One page of dead letters, oldest first: `limit` of them, fewer when their records pass
+ * DEAD_LETTER_PAGE_BYTES; `cursor` continues where the last page ended.
+ */
 export function listDeadLetters(
   store: SqliteStore,
   limit: number,
   cursor: string | undefined,
 ): { items: DeadLetterView[]; next_cursor: string | null } {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
-  const letters = store.deadLetters(limit + 1, after);
-  const page = letters.slice(0, limit);
-  const last = page.at(-1);
+  const { letters, more } = store.deadLetters(limit, after, DEAD_LETTER_PAGE_BYTES);
+  const last = letters.at(-1);
   return {
-    items: page.map(viewOf),
-    next_cursor: letters.length > limit && last ? encodeCursor(last) : null,
+    items: letters.map(viewOf),
+    next_cursor: more && last ? encodeCursor(last) : null,
   };
 }
 
@@ -82,11 +97,14 @@ export async function replayDeadLetter(
         'a record the source could not read has no id or version to deliver: fix it upstream, then discard this',
     };
   }
+  // A record nested this deep is kept as text, and delivered by nobody: see tooDeep.
+  const depth = textDepth(letter.recordText);
+  if (depth > MAX_RECORD_DEPTH) return { outcome: 'too_deep', key, error: tooDeep(depth) };
   const update = {
     id: letter.id,
     version: letter.version,
     versionMs: letter.versionMs,
-    record: letter.record,
+    record: JSON.parse(letter.recordText) as unknown,
   };
   // Taken before the first await: nothing can start a run between the check and the hold.
   const epoch = holdLease(store, context);
@@ -144,7 +162,7 @@ export function discardDeadLetter(
   return { outcome: 'discarded', key };
 }
 
-function encodeCursor(letter: DeadLetter): string {
+function encodeCursor(letter: StoredDeadLetter): string {
   return btoa(JSON.stringify([letter.firstFailure, letter.key])).replace(/=+$/, '');
 }
 

@@ -51,6 +51,9 @@ export class Poller extends DurableObject<Env> {
       counters: this.store.counters(),
       deadLetters: this.store.deadLetterSummary(),
       audit: this.store.auditLog(20),
+      firstSeenAt: this.store.firstSeenAt(),
+      tables: this.store.tableSizes(),
+      databaseBytes: this.store.databaseBytes(),
       now: Date.now(),
     });
   }
@@ -174,6 +177,7 @@ export class Poller extends DurableObject<Env> {
     | { ok: false; errors: string[] } {
     const wiring = wirePoller(name, this.env, this.store);
     if (!wiring.ok) return wiring;
+    this.store.deadLetterRetention = wiring.context.config.dead_letter_retention;
     const storage = this.ctx.storage;
     const alarm = {
       set: async (at: number | null) => {
@@ -186,9 +190,13 @@ export class Poller extends DurableObject<Env> {
     return { ok: true, engine, context: wiring.context, redact };
   }
 
-  /** The alarm does not say whose it is, so the first call stores the poller's name. */
+  /**
+   * The alarm does not say whose it is, so the first call stores the poller's name; and when
+   * it came, so that a poller that never runs is noticed (status `silent`).
+   */
   private rememberName(name: string): void {
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('name', ?)", name);
+    this.store.seen(Date.now());
   }
 
   private storedName(): string | null {

@@ -91,6 +91,75 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE poller_state ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;`,
   // 5: how far below a window's start the upstream answers, learned (see PollerState).
   `ALTER TABLE poller_state ADD COLUMN straggle_ms INTEGER NOT NULL DEFAULT 0;`,
+  // 6: bounded by design. Each table's rows and approximate bytes are kept in poller_state,
+  // so that status, health and metrics read one row instead of counting big tables: by
+  // triggers for the tables written rarely (dead letters, failing updates, audit log), by the
+  // store itself for the ledger, whose writes are the hot path. Counted once here for what is
+  // already stored. Also: how many dead letters were pruned and when (retention, cap), and
+  // when the object first saw its poller (a poller that never runs is noticed from there).
+  `ALTER TABLE poller_state ADD COLUMN first_seen_at INTEGER;
+   ALTER TABLE poller_state ADD COLUMN ledger_rows INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN ledger_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN failure_rows INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN failure_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN dead_letter_rows INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN dead_letter_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN audit_rows INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN audit_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN dead_letters_pruned INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN dead_letters_pruned_at INTEGER;
+   UPDATE poller_state SET
+     ledger_rows = (SELECT COUNT(*) FROM ledger),
+     ledger_bytes = (SELECT COALESCE(SUM(octet_length(id) + octet_length(version) + 8), 0) FROM ledger),
+     failure_rows = (SELECT COUNT(*) FROM delivery_failures),
+     failure_bytes = (SELECT COALESCE(SUM(octet_length(key) + octet_length(record) + octet_length(last_error) + 64), 0) FROM delivery_failures),
+     dead_letter_rows = (SELECT COUNT(*) FROM dead_letters),
+     dead_letter_bytes = (SELECT COALESCE(SUM(octet_length(key) + octet_length(record) + octet_length(error) + 64), 0) FROM dead_letters),
+     audit_rows = (SELECT COUNT(*) FROM audit_log),
+     audit_bytes = (SELECT COALESCE(SUM(octet_length(action) + octet_length(detail) + 16), 0) FROM audit_log)
+   WHERE id = 1;
+   CREATE TRIGGER dead_letter_added AFTER INSERT ON dead_letters BEGIN
+     UPDATE poller_state SET dead_letter_rows = dead_letter_rows + 1,
+       dead_letter_bytes = dead_letter_bytes + octet_length(NEW.key) + octet_length(NEW.record) + octet_length(NEW.error) + 64
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER dead_letter_changed AFTER UPDATE ON dead_letters BEGIN
+     UPDATE poller_state SET dead_letter_bytes = dead_letter_bytes
+       + octet_length(NEW.key) + octet_length(NEW.record) + octet_length(NEW.error)
+       - octet_length(OLD.key) - octet_length(OLD.record) - octet_length(OLD.error)
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER dead_letter_removed AFTER DELETE ON dead_letters BEGIN
+     UPDATE poller_state SET dead_letter_rows = dead_letter_rows - 1,
+       dead_letter_bytes = dead_letter_bytes - octet_length(OLD.key) - octet_length(OLD.record) - octet_length(OLD.error) - 64
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER failure_added AFTER INSERT ON delivery_failures BEGIN
+     UPDATE poller_state SET failure_rows = failure_rows + 1,
+       failure_bytes = failure_bytes + octet_length(NEW.key) + octet_length(NEW.record) + octet_length(NEW.last_error) + 64
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER failure_changed AFTER UPDATE ON delivery_failures BEGIN
+     UPDATE poller_state SET failure_bytes = failure_bytes
+       + octet_length(NEW.key) + octet_length(NEW.record) + octet_length(NEW.last_error)
+       - octet_length(OLD.key) - octet_length(OLD.record) - octet_length(OLD.last_error)
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER failure_removed AFTER DELETE ON delivery_failures BEGIN
+     UPDATE poller_state SET failure_rows = failure_rows - 1,
+       failure_bytes = failure_bytes - octet_length(OLD.key) - octet_length(OLD.record) - octet_length(OLD.last_error) - 64
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER audit_added AFTER INSERT ON audit_log BEGIN
+     UPDATE poller_state SET audit_rows = audit_rows + 1,
+       audit_bytes = audit_bytes + octet_length(NEW.action) + octet_length(NEW.detail) + 16
+     WHERE id = 1;
+   END;
+   CREATE TRIGGER audit_removed AFTER DELETE ON audit_log BEGIN
+     UPDATE poller_state SET audit_rows = audit_rows - 1,
+       audit_bytes = audit_bytes - octet_length(OLD.action) - octet_length(OLD.detail) - 16
+     WHERE id = 1;
+   END;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -1,3 +1,5 @@
+import { formatDuration } from '../config/duration.ts';
+import { isoTime } from '../engine/iso-time.ts';
 import type { Lease } from '../engine/lease.ts';
 import {
   type DeadLetter,
@@ -13,9 +15,28 @@ import {
   type TriggerKind,
   type Wakeup,
 } from '../engine/ports.ts';
+import { recordToText } from './record-text.ts';
 
 /** Runs kept in history. */
 export const HISTORY_LIMIT = 100;
+
+/** Audit entries kept: the newest, the older ones pruned as each new one is written. */
+export const AUDIT_LIMIT = 1_000;
+
+/** Dead letters kept at most per poller; beyond it the oldest are pruned (audited). */
+export const DEAD_LETTER_CAP = 10_000;
+
+/** A prune for the cap goes down to this, so that it happens once per many dead letters. */
+export const DEAD_LETTER_CAP_PRUNED_TO = 9_000;
+
+/** The most dead letters one run's end prunes: a backlog is worked off over several runs. */
+export const DEAD_LETTER_PRUNE_BATCH = 5_000;
+
+/** Expired dead letters are pruned at most this often, so the audit log is not one per run. */
+export const DEAD_LETTER_PRUNE_EVERY_MS = 3_600_000;
+
+/** The config's default dead_letter_retention, for a store not told the poller's. */
+const DEFAULT_RETENTION_MS = 14 * 86_400_000;
 
 type StateRow = {
   checkpoint: number | null;
@@ -42,6 +63,17 @@ type StateRow = {
   skipped: number;
   recoveries: number;
   records_delivered: number;
+  first_seen_at: number | null;
+  ledger_rows: number;
+  ledger_bytes: number;
+  failure_rows: number;
+  failure_bytes: number;
+  dead_letter_rows: number;
+  dead_letter_bytes: number;
+  audit_rows: number;
+  audit_bytes: number;
+  dead_letters_pruned: number;
+  dead_letters_pruned_at: number | null;
 };
 
 type FailureRow = {
@@ -63,11 +95,26 @@ type DeadLetterRow = {
   version: string | null;
   version_ms: number | null;
   record: string;
+  record_bytes: number;
   error: string;
   attempts: number;
   first_failure: number;
   last_failure: number;
 };
+
+/**
+ * A dead letter as stored: its record still as the JSON text it was kept as, so that reading
+ * one never parses (or recurses through) a record too deep or too big to serve as JSON.
+ */
+export type StoredDeadLetter = Omit<DeadLetter, 'record'> & {
+  recordText: string;
+  /** The text's size in UTF-8 bytes. */
+  recordBytes: number;
+};
+
+/** The columns of a dead letter, with its record's size measured by SQLite. */
+const DEAD_LETTER_COLUMNS = `key, kind, id, version, version_ms, record, octet_length(record) AS record_bytes,
+  error, attempts, first_failure, last_failure`;
 
 function fromFailureRow(row: FailureRow): FailingUpdate {
   return {
@@ -83,14 +130,15 @@ function fromFailureRow(row: FailureRow): FailingUpdate {
   };
 }
 
-function fromDeadLetterRow(row: DeadLetterRow): DeadLetter {
+function fromDeadLetterRow(row: DeadLetterRow): StoredDeadLetter {
   return {
     key: row.key,
     kind: row.kind === 'unreadable' ? 'unreadable' : 'delivery',
     id: row.id,
     version: row.version,
     versionMs: row.version_ms,
-    record: JSON.parse(row.record) as unknown,
+    recordText: row.record,
+    recordBytes: row.record_bytes,
     error: row.error,
     attempts: row.attempts,
     firstFailure: row.first_failure,
@@ -120,7 +168,18 @@ export interface Counters {
   skipped: number;
   recoveries: number;
   records_delivered: number;
+  /** Dead letters pruned for age (dead_letter_retention) or beyond DEAD_LETTER_CAP. */
+  dead_letters_pruned: number;
 }
+
+/** The tables of a poller's storage. */
+export const TABLES = ['ledger', 'runs', 'delivery_failures', 'dead_letters', 'audit_log'] as const;
+
+/** Rows and approximate bytes (the stored text plus a fixed estimate per row) of each table. */
+export type TableSizes = Record<(typeof TABLES)[number], { rows: number; bytes: number }>;
+
+/** A ledger row's approximate size, as SQL over its columns (see migration 6). */
+const LEDGER_ROW_BYTES = 'octet_length(id) + octet_length(version) + 8';
 
 /** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
 const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
@@ -130,6 +189,8 @@ export class SqliteStore implements PollerStore {
   private readonly sql: SqlStorage;
   /** Rows written by this instance since it started: what Cloudflare bills as storage writes. */
   rowsWritten = 0;
+  /** How long dead letters are kept: the poller's dead_letter_retention, set by its object. */
+  deadLetterRetention = DEFAULT_RETENTION_MS;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -141,6 +202,17 @@ export class SqliteStore implements PollerStore {
     cursor.toArray();
     this.rowsWritten += cursor.rowsWritten;
     return cursor.rowsWritten;
+  }
+
+  /** Runs a write statement with RETURNING; counts the rows it wrote and returns the rows. */
+  private returning<T extends Record<string, SqlStorageValue>>(
+    query: string,
+    ...bindings: unknown[]
+  ): T[] {
+    const cursor = this.sql.exec<T>(query, ...bindings);
+    const rows = cursor.toArray();
+    this.rowsWritten += cursor.rowsWritten;
+    return rows;
   }
 
   read(): PollerState {
@@ -192,7 +264,8 @@ export class SqliteStore implements PollerStore {
   moveCheckpoint(at: number): boolean {
     return this.storage.transactionSync(() => {
       const moved = this.write(
-        'UPDATE poller_state SET checkpoint = ?, stall_from = NULL, stall_pages = NULL WHERE id = 1 AND lease_held = 0',
+        `UPDATE poller_state SET checkpoint = ?, stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0
+         WHERE id = 1 AND lease_held = 0`,
         at,
       );
       if (moved === 0) return false;
@@ -271,14 +344,21 @@ export class SqliteStore implements PollerStore {
     pruneBelow: number,
   ): boolean {
     return this.storage.transactionSync(() => {
-      const moved = this.write(
-        `UPDATE poller_state SET checkpoint = ? ${FENCE}`,
+      if (!this.holds(epoch)) return false;
+      const added = this.insertLedger(remember);
+      const dropped = this.returning<{ bytes: number }>(
+        `DELETE FROM ledger WHERE version_ms < ? RETURNING ${LEDGER_ROW_BYTES} AS bytes`,
+        pruneBelow,
+      );
+      // The ledger's size rides on the checkpoint's own row write: no write more per window.
+      this.write(
+        `UPDATE poller_state SET checkpoint = ?, ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?
+         ${FENCE}`,
         checkpoint,
+        added.rows - dropped.length,
+        added.bytes - dropped.reduce((sum, row) => sum + row.bytes, 0),
         epoch,
       );
-      if (moved === 0) return false;
-      this.insertLedger(remember);
-      this.write('DELETE FROM ledger WHERE version_ms < ?', pruneBelow);
       // A failing version the upstream no longer shows (the record moved on) is below C now
       // and will never be asked for again: it becomes a dead letter, never silently dropped.
       this.write(
@@ -297,12 +377,12 @@ export class SqliteStore implements PollerStore {
 
   remember(epoch: number, entries: LedgerEntry[]): boolean {
     if (!this.holds(epoch)) return false;
-    this.storage.transactionSync(() => this.insertLedger(entries));
+    this.storage.transactionSync(() => this.addLedger(entries));
     return true;
   }
 
   finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
-    return this.storage.transactionSync(() => {
+    const finished = this.storage.transactionSync(() => {
       const released = this.write(
         `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
@@ -330,6 +410,9 @@ export class SqliteStore implements PollerStore {
       this.insertRun(run);
       return true;
     });
+    // The run's end is the cheap moment to keep the dead letters within their bounds.
+    if (finished) this.pruneDeadLetters(run.finishedAt);
+    return finished;
   }
 
   recordRun(run: RunRecord): void {
@@ -363,7 +446,7 @@ export class SqliteStore implements PollerStore {
         failure.id,
         failure.version,
         failure.versionMs,
-        JSON.stringify(failure.record) ?? 'null',
+        recordToText(failure.record),
         failure.attempts,
         failure.firstFailure,
         failure.lastFailure,
@@ -387,9 +470,7 @@ export class SqliteStore implements PollerStore {
         letter.version !== null &&
         letter.versionMs !== null
       ) {
-        this.insertLedger([
-          { id: letter.id, version: letter.version, versionMs: letter.versionMs },
-        ]);
+        this.addLedger([{ id: letter.id, version: letter.version, versionMs: letter.versionMs }]);
       }
     });
   }
@@ -409,7 +490,7 @@ export class SqliteStore implements PollerStore {
       letter.id,
       letter.version,
       letter.versionMs,
-      JSON.stringify(letter.record) ?? 'null',
+      recordToText(letter.record),
       letter.error,
       letter.attempts,
       letter.firstFailure,
@@ -417,26 +498,43 @@ export class SqliteStore implements PollerStore {
     );
   }
 
-  /** Dead letters oldest first, `limit` at a time after the `after` key. */
-  deadLetters(limit: number, after?: { firstFailure: number; key: string }): DeadLetter[] {
+  /**
+   * Dead letters oldest first after the `after` key: `limit` of them, or fewer once their
+   * records add up to `maxBytes` (always one at least), read one by one so that a page of big
+   * records is never all in memory. `more` says whether any is left after the page.
+   */
+  deadLetters(
+    limit: number,
+    after?: { firstFailure: number; key: string },
+    maxBytes = Number.POSITIVE_INFINITY,
+  ): { letters: StoredDeadLetter[]; more: boolean } {
     const rows = after
       ? this.sql.exec<DeadLetterRow>(
-          `SELECT * FROM dead_letters WHERE (first_failure, key) > (?, ?)
+          `SELECT ${DEAD_LETTER_COLUMNS} FROM dead_letters WHERE (first_failure, key) > (?, ?)
            ORDER BY first_failure, key LIMIT ?`,
           after.firstFailure,
           after.key,
-          limit,
+          limit + 1,
         )
       : this.sql.exec<DeadLetterRow>(
-          'SELECT * FROM dead_letters ORDER BY first_failure, key LIMIT ?',
-          limit,
+          `SELECT ${DEAD_LETTER_COLUMNS} FROM dead_letters ORDER BY first_failure, key LIMIT ?`,
+          limit + 1,
         );
-    return rows.toArray().map(fromDeadLetterRow);
+    const letters: StoredDeadLetter[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      if (letters.length >= limit || (letters.length > 0 && bytes + row.record_bytes > maxBytes)) {
+        return { letters, more: true };
+      }
+      letters.push(fromDeadLetterRow(row));
+      bytes += row.record_bytes;
+    }
+    return { letters, more: false };
   }
 
-  findDeadLetter(key: string): DeadLetter | undefined {
+  findDeadLetter(key: string): StoredDeadLetter | undefined {
     const row = this.sql
-      .exec<DeadLetterRow>('SELECT * FROM dead_letters WHERE key = ?', key)
+      .exec<DeadLetterRow>(`SELECT ${DEAD_LETTER_COLUMNS} FROM dead_letters WHERE key = ?`, key)
       .toArray()[0];
     return row ? fromDeadLetterRow(row) : undefined;
   }
@@ -460,22 +558,94 @@ export class SqliteStore implements PollerStore {
     );
   }
 
+  /**
+   * How many dead letters there are (a maintained counter), and the first failure of the
+   * oldest (one row of the age index): never a count over the table.
+   */
   deadLetterSummary(): { count: number; oldest: number | null } {
-    const row = this.sql
-      .exec<{ count: number; oldest: number | null }>(
-        'SELECT COUNT(*) AS count, MIN(first_failure) AS oldest FROM dead_letters',
+    const oldest = this.sql
+      .exec<{ first_failure: number }>(
+        'SELECT first_failure FROM dead_letters ORDER BY first_failure, key LIMIT 1',
       )
-      .one();
-    return { count: row.count, oldest: row.oldest };
+      .toArray()[0];
+    return { count: this.row().dead_letter_rows, oldest: oldest?.first_failure ?? null };
   }
 
+  /**
+   * Prunes the dead letters past dead_letter_retention (counted from their first failure) or
+   * beyond DEAD_LETTER_CAP, oldest first, at most DEAD_LETTER_PRUNE_BATCH at a time, and writes
+   * one audit entry saying how many and which was the oldest. Expired ones are looked for at
+   * most every DEAD_LETTER_PRUNE_EVERY_MS (unless the last prune left some behind); the cap is
+   * checked every time and prunes down to DEAD_LETTER_CAP_PRUNED_TO. Returns how many went.
+   */
+  pruneDeadLetters(now: number): number {
+    const state = this.row();
+    const excess =
+      state.dead_letter_rows > DEAD_LETTER_CAP
+        ? state.dead_letter_rows - DEAD_LETTER_CAP_PRUNED_TO
+        : 0;
+    const expiredDue =
+      state.dead_letters_pruned_at === null ||
+      now - state.dead_letters_pruned_at >= DEAD_LETTER_PRUNE_EVERY_MS;
+    if (excess === 0 && !expiredDue) return 0;
+    const oldest = this.sql
+      .exec<{ key: string; first_failure: number }>(
+        'SELECT key, first_failure FROM dead_letters ORDER BY first_failure, key LIMIT 1',
+      )
+      .toArray()[0];
+    const cutoff = now - this.deadLetterRetention;
+    if (oldest === undefined || (excess === 0 && oldest.first_failure >= cutoff)) return 0;
+    return this.storage.transactionSync(() => {
+      const byCap = this.returning(
+        `DELETE FROM dead_letters WHERE key IN
+           (SELECT key FROM dead_letters ORDER BY first_failure, key LIMIT ?) RETURNING key`,
+        Math.min(excess, DEAD_LETTER_PRUNE_BATCH),
+      ).length;
+      const byAge = this.returning(
+        `DELETE FROM dead_letters WHERE key IN
+           (SELECT key FROM dead_letters WHERE first_failure < ? ORDER BY first_failure, key LIMIT ?)
+         RETURNING key`,
+        cutoff,
+        DEAD_LETTER_PRUNE_BATCH - byCap,
+      ).length;
+      const pruned = byCap + byAge;
+      // A batch cut short leaves the time alone, so that the next run's end goes on at once.
+      const left = pruned >= DEAD_LETTER_PRUNE_BATCH;
+      this.write(
+        `UPDATE poller_state SET dead_letters_pruned = dead_letters_pruned + ?,
+           dead_letters_pruned_at = CASE WHEN ? THEN dead_letters_pruned_at ELSE ? END
+         WHERE id = 1`,
+        pruned,
+        left ? 1 : 0,
+        now,
+      );
+      this.appendAudit({
+        at: now,
+        action: 'dead_letter.pruned',
+        detail: {
+          count: pruned,
+          oldest_key: oldest.key,
+          oldest_first_failure: isoTime(oldest.first_failure),
+          past_retention: byAge,
+          beyond_cap: byCap,
+          retention: formatDuration(this.deadLetterRetention),
+          cap: DEAD_LETTER_CAP,
+          more_left: left,
+        },
+      });
+      return pruned;
+    });
+  }
+
+  /** Writes an audit entry, and drops the ones beyond the newest AUDIT_LIMIT (by key range). */
   appendAudit(entry: { at: number; action: string; detail: Json }): void {
-    this.write(
-      'INSERT INTO audit_log (at, action, detail) VALUES (?, ?, ?)',
+    const [added] = this.returning<{ seq: number }>(
+      'INSERT INTO audit_log (at, action, detail) VALUES (?, ?, ?) RETURNING seq',
       entry.at,
       entry.action,
       JSON.stringify(entry.detail),
     );
+    if (added) this.write('DELETE FROM audit_log WHERE seq <= ?', added.seq - AUDIT_LIMIT);
   }
 
   auditLog(limit: number): { at: number; action: string; detail: Json }[] {
@@ -486,6 +656,45 @@ export class SqliteStore implements PollerStore {
       )
       .toArray()
       .map((row) => ({ at: row.at, action: row.action, detail: JSON.parse(row.detail) as Json }));
+  }
+
+  /** Notes when this object first saw its poller (a status call, a trigger): once. */
+  seen(now: number): void {
+    this.write(
+      'UPDATE poller_state SET first_seen_at = ? WHERE id = 1 AND first_seen_at IS NULL',
+      now,
+    );
+  }
+
+  firstSeenAt(): number | null {
+    return this.row().first_seen_at;
+  }
+
+  /**
+   * Rows and approximate bytes of each table, from the counters kept on every write; the run
+   * history, capped at HISTORY_LIMIT rows, is measured (a bounded read).
+   */
+  tableSizes(): TableSizes {
+    const state = this.row();
+    const runs = this.sql
+      .exec<{ rows: number; bytes: number }>(
+        `SELECT COUNT(*) AS rows,
+           COALESCE(SUM(octet_length(trigger) + octet_length(outcome) + COALESCE(octet_length(error), 0) + 72), 0) AS bytes
+         FROM runs`,
+      )
+      .one();
+    return {
+      ledger: { rows: state.ledger_rows, bytes: state.ledger_bytes },
+      runs,
+      delivery_failures: { rows: state.failure_rows, bytes: state.failure_bytes },
+      dead_letters: { rows: state.dead_letter_rows, bytes: state.dead_letter_bytes },
+      audit_log: { rows: state.audit_rows, bytes: state.audit_bytes },
+    };
+  }
+
+  /** The whole database's size in bytes, as the platform counts it. */
+  databaseBytes(): number {
+    return this.sql.databaseSize;
   }
 
   private fenced(epoch: number, write: () => unknown): boolean {
@@ -506,6 +715,7 @@ export class SqliteStore implements PollerStore {
       skipped: row.skipped,
       recoveries: row.recoveries,
       records_delivered: row.records_delivered,
+      dead_letters_pruned: row.dead_letters_pruned,
     };
   }
 
@@ -543,15 +753,33 @@ export class SqliteStore implements PollerStore {
     return row.lease_held === 1 && row.epoch === epoch;
   }
 
-  private insertLedger(entries: LedgerEntry[]): void {
+  /** Inserts ledger entries not there yet; says how many rows and bytes that added. */
+  private insertLedger(entries: LedgerEntry[]): { rows: number; bytes: number } {
+    let rows = 0;
+    let bytes = 0;
     for (const entry of entries) {
-      this.write(
-        'INSERT OR IGNORE INTO ledger (id, version, version_ms) VALUES (?, ?, ?)',
+      for (const row of this.returning<{ bytes: number }>(
+        `INSERT OR IGNORE INTO ledger (id, version, version_ms) VALUES (?, ?, ?) RETURNING ${LEDGER_ROW_BYTES} AS bytes`,
         entry.id,
         entry.version,
         entry.versionMs,
-      );
+      )) {
+        rows += 1;
+        bytes += row.bytes;
+      }
     }
+    return { rows, bytes };
+  }
+
+  /** Inserts ledger entries and counts them in the ledger's size. */
+  private addLedger(entries: LedgerEntry[]): void {
+    const added = this.insertLedger(entries);
+    if (added.rows === 0) return;
+    this.write(
+      'UPDATE poller_state SET ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ? WHERE id = 1',
+      added.rows,
+      added.bytes,
+    );
   }
 
   private insertRun(run: RunRecord): void {

@@ -1,17 +1,25 @@
+import { formatDuration } from '../config/duration.ts';
 import type { PollerConfig } from '../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
-import type { Counters } from './sqlite-store.ts';
+import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
+import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './sqlite-store.ts';
+
+export type { PollerHealth } from './health.ts';
 
 /** What `GET /status/:poller` shows. Never a secret, never a record. */
 export interface PollerStatus {
   name: string;
-  /** ok | running | lagging | failing | paused | misconfigured */
+  /** ok | warning | running | lagging | silent | failing | paused | misconfigured */
   state: PollerHealth;
   config_errors: string[];
-  /** Things that are not failures yet but deserve a look (clock skew). */
+  /** Things that are not failures yet but deserve a look (dead letters, clock skew). */
   warnings: string[];
+  /** Why /healthz reports this poller as at fault (empty: it does not). */
+  alerts: string[];
+  /** When this poller's object first saw it (a trigger or a status call). */
+  first_seen_at: string | null;
   checkpoint: string | null;
   lag_seconds: number | null;
   lease: { held: boolean; epoch: number; started_at: string | null; expires_at: string | null };
@@ -23,16 +31,25 @@ export interface PollerStatus {
   upstream_skew_seconds: number | null;
   /** The upstream asked for no request before this (Retry-After, rate-limit reset). */
   rate_limited_until: string | null;
-  /** Updates kept out of the poll loop (R8): how many, and since when. */
-  dead_letters: { count: number; oldest: string | null };
+  /**
+   * Updates kept out of the poll loop (R8): how many, since when, how many were pruned, and
+   * the bounds that prune them (dead_letter_retention, from the first failure; the cap).
+   */
+  dead_letters: {
+    count: number;
+    oldest: string | null;
+    pruned: number;
+    retention: string | null;
+    cap: number;
+  };
   counters: Counters;
+  /** What the poller's storage holds: each table's rows and approximate bytes. */
+  storage: { database_bytes: number; tables: TableSizes };
   /** Paused by an admin. */
   paused: boolean;
   /** The latest admin actions, newest first. */
   audit: { at: string; action: string; detail: Json }[];
 }
-
-export type PollerHealth = 'ok' | 'running' | 'lagging' | 'failing' | 'paused' | 'misconfigured';
 
 export interface RunView {
   epoch: number;
@@ -67,27 +84,6 @@ export function runView(run: RunRecord): RunView {
   };
 }
 
-/**
- * One word for the poller's health: misconfigured (a config error, or an error a retry
- * cannot fix), running, failing (the last run failed), lagging (behind alert_after), ok.
- */
-export function healthOf(input: {
-  configErrors: string[];
-  state: PollerState;
-  config: PollerConfig | undefined;
-  now: number;
-}): PollerHealth {
-  const { state, config } = input;
-  if (input.configErrors.length > 0 || state.wakeup?.failure === 'misconfigured')
-    return 'misconfigured';
-  if (state.paused) return 'paused';
-  if (state.lease.held) return 'running';
-  if (state.failures > 0 || state.wakeup?.reason === 'retry') return 'failing';
-  if (config && state.checkpoint !== null && input.now - state.checkpoint > config.alert_after)
-    return 'lagging';
-  return 'ok';
-}
-
 /** Builds a poller's status from its stored state. */
 export function buildStatus(input: {
   name: string;
@@ -99,15 +95,24 @@ export function buildStatus(input: {
   counters: Counters;
   deadLetters: { count: number; oldest: number | null };
   audit: { at: number; action: string; detail: Json }[];
+  firstSeenAt: number | null;
+  tables: TableSizes;
+  databaseBytes: number;
   now: number;
 }): PollerStatus {
-  const { state } = input;
-  const skew = skewWarning(state.skewMs, input.config?.lag_allowance ?? 0);
+  const { state, config } = input;
+  const skew = skewWarning(state.skewMs, config?.lag_allowance ?? 0);
+  const warnings = [deadLetterWarning(input.name, input.deadLetters, config), skew].filter(
+    (warning): warning is string => warning !== null,
+  );
+  const health: HealthInput = { ...input, warnings };
   return {
     name: input.name,
-    state: healthOf(input),
+    state: healthOf(health),
     config_errors: input.configErrors,
-    warnings: skew === null ? [] : [skew],
+    warnings,
+    alerts: alertsOf(health),
+    first_seen_at: iso(input.firstSeenAt),
     checkpoint: iso(state.checkpoint),
     lag_seconds:
       state.checkpoint === null
@@ -130,9 +135,31 @@ export function buildStatus(input: {
       state.rateLimitedUntil !== null && state.rateLimitedUntil > input.now
         ? iso(state.rateLimitedUntil)
         : null,
-    dead_letters: { count: input.deadLetters.count, oldest: iso(input.deadLetters.oldest) },
+    dead_letters: {
+      count: input.deadLetters.count,
+      oldest: iso(input.deadLetters.oldest),
+      pruned: input.counters.dead_letters_pruned,
+      retention: config ? formatDuration(config.dead_letter_retention) : null,
+      cap: DEAD_LETTER_CAP,
+    },
     counters: input.counters,
+    storage: { database_bytes: input.databaseBytes, tables: input.tables },
     paused: state.paused,
     audit: input.audit.map((entry) => ({ ...entry, at: isoTime(entry.at) })),
   };
+}
+
+/** Dead letters wait for an admin: the poller is healthy, but not plain "ok". */
+function deadLetterWarning(
+  name: string,
+  deadLetters: { count: number; oldest: number | null },
+  config: PollerConfig | undefined,
+): string | null {
+  if (deadLetters.count === 0) return null;
+  const since =
+    deadLetters.oldest === null ? '' : `, the oldest first failed ${isoTime(deadLetters.oldest)}`;
+  const pruned = config
+    ? ` (each is pruned ${formatDuration(config.dead_letter_retention)} after its first failure)`
+    : '';
+  return `${deadLetters.count} dead letter${deadLetters.count === 1 ? '' : 's'}${since}: replay or discard them (GET /pollers/${name}/dead-letters)${pruned}`;
 }

@@ -40,6 +40,7 @@ describe('POLLERS: defaults', () => {
       overlap: 0,
       max_rate_limit_wait: 60 * 60_000,
       max_attempts: 5,
+      dead_letter_retention: 14 * 24 * 60 * 60_000,
       alert_after: 30 * 60_000,
       max_subrequests: 1000,
       source: {
@@ -224,6 +225,11 @@ describe('POLLERS: errors name the poller and the key', () => {
       'a max_rate_limit_wait that is not a duration',
       poller({ max_rate_limit_wait: 'forever' }),
       'poller "sessions": max_rate_limit_wait: "forever" is not a duration',
+    ],
+    [
+      'a dead_letter_retention shorter than a minute',
+      poller({ dead_letter_retention: '30s' }),
+      'poller "sessions": dead_letter_retention: must be at least 1m',
     ],
   ];
   for (const [what, raw, message] of cases) {

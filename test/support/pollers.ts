@@ -122,6 +122,20 @@ export const TEST_POLLERS = {
     deliver: webhook,
   },
   seed: { cron: '* * * * *', source: seedSource, deliver: webhook },
+  /** Storage bounds (test/workers/retention.test.ts): a record's first failure dead-letters it. */
+  one_attempt: { cron: '*/10 * * * *', max_attempts: 1, source: seedSource, deliver: webhook },
+  /** Dead letters kept 7 days instead of the default 14. */
+  retained: {
+    cron: '*/10 * * * *',
+    dead_letter_retention: '7d',
+    source: seedSource,
+    deliver: webhook,
+  },
+  /** A poller with far more dead letters than its cap. */
+  crowded: { cron: '*/10 * * * *', source: seedSource, deliver: webhook },
+  /** Health (test/workers/health.test.ts): one that is never triggered, one with dead letters. */
+  never_run: { cron: '*/7 * * * *', source: seedSource, deliver: webhook },
+  warned: { cron: '*/10 * * * *', source: seedSource, deliver: webhook },
   lagging: { cron: '* * * * *', lag_allowance: '2s', source: seedSource, deliver: webhook },
   bounded: {
     cron: '*/5 * * * *',

@@ -89,9 +89,7 @@ describe('auth on every route', () => {
   it('serves /healthz and the dashboard page without a token, and neither shows data', async () => {
     const health = await call('GET', '/healthz');
     expect([200, 503]).toContain(health.status);
-    expect(Object.keys(await health.json()).sort()).toEqual(
-      health.status === 200 ? ['status'] : ['at_fault', 'status'],
-    );
+    expect(Object.keys(await health.json()).sort()).toEqual(['status', 'unhealthy']);
     const page = await call('GET', '/');
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -331,17 +329,17 @@ describe('metrics and health', () => {
     ).toBeLessThan(1);
   });
 
-  it('flips /healthz to 503 and names a poller whose lag passes alert_after', async () => {
+  it('flips /healthz to 503 and names a poller whose lag passes alert_after to a reader', async () => {
     const poller = newPoller('github', 'github'); // alert_after: 30m (default)
     await poller.setCheckpoint(Date.now() - 5 * MINUTE);
-    let health = await call('GET', '/healthz');
-    const faultBefore =
-      health.status === 503 ? ((await health.json()) as { at_fault: string[] }).at_fault : [];
-    expect(faultBefore).not.toContain('github');
+    let health = await call('GET', '/healthz', STATUS_TOKEN);
+    expect(((await health.json()) as { at_fault: string[] }).at_fault).not.toContain('github');
     await poller.setCheckpoint(Date.now() - 45 * MINUTE);
-    health = await call('GET', '/healthz');
+    health = await call('GET', '/healthz', STATUS_TOKEN);
     expect(health.status).toBe(503);
-    expect(((await health.json()) as { at_fault: string[] }).at_fault).toContain('github');
+    const body = (await health.json()) as { at_fault: string[]; reasons: Record<string, string[]> };
+    expect(body.at_fault).toContain('github');
+    expect(body.reasons.github?.[0]).toContain('more than alert_after (30m)');
   });
 });
 

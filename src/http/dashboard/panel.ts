@@ -12,6 +12,11 @@ function lag(seconds: number | null): string {
   return `${Math.round(seconds / 3600)}h`;
 }
 
+/** What a poller's row says below it: config errors, why it is at fault, then warnings. */
+function notes(status: PollerStatus): string[] {
+  return [...new Set([...status.config_errors, ...status.alerts, ...status.warnings])];
+}
+
 /** The server-rendered dashboard panel: one row per poller, its chart, and the audit log. */
 export function dashboardPanel(pollers: { status: PollerStatus; runs: RunView[] }[], now: Date) {
   const audit = pollers
@@ -55,8 +60,8 @@ export function dashboardPanel(pollers: { status: PollerStatus; runs: RunView[] 
             </td>
           </tr>
           ${
-            status.config_errors.length + status.warnings.length > 0
-              ? html`<tr><td colspan="9" class="error">${[...status.config_errors, ...status.warnings].join(' · ')}</td></tr>`
+            notes(status).length > 0
+              ? html`<tr><td colspan="9" class="error">${notes(status).join(' · ')}</td></tr>`
               : ''
           }`,
         )}

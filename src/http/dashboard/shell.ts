@@ -22,7 +22,7 @@ export function dashboardShell(nonce: string) {
   .error { color: #b42318; font-size: .85rem; }
   .state { padding: .1rem .45rem; border-radius: .6rem; background: #eef1f4; }
   .state.ok { background: #dcf5e3; } .state.running { background: #dde9ff; }
-  .state.lagging, .state.failing { background: #fde9c8; } .state.misconfigured { background: #fbd5d2; }
+  .state.lagging, .state.failing, .state.silent { background: #fde9c8; } .state.warning { background: #fff4bf; } .state.misconfigured { background: #fbd5d2; }
   .state.paused { background: #e9e4f5; }
   .chart { width: 100%; max-width: 560px; height: 110px; }
   .chart .bar { fill: #b6d0f7; } .chart .lag { fill: none; stroke: #d9480f; stroke-width: 2; }

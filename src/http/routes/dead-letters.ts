@@ -41,6 +41,7 @@ export const deadLetterRoutes = new Hono<{ Bindings: Env }>()
       not_found: 404,
       failed: 502,
       unreadable: 409,
+      too_deep: 409,
       busy: 409,
       misconfigured: 409,
     } as const;

@@ -1,28 +1,30 @@
 import { Hono } from 'hono';
+import { canRead } from '../auth.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
 
-/** A poller is at fault after this many failed runs in a row. */
-export const FAILURES_BEFORE_ALERT = 3;
-
 /**
- * GET /healthz, the one public route, for uptime monitors: 200 when every enabled poller is
- * within its alert_after and has not failed FAILURES_BEFORE_ALERT runs in a row; otherwise
- * 503 with the names at fault. Nothing more.
+ * GET /healthz, the one public route, for uptime monitors: 200 when no enabled poller is at
+ * fault (misconfigured, lagging past alert_after, FAILURES_BEFORE_ALERT failed runs in a
+ * row, or silent: never run within alert_after of being first seen), otherwise 503. Without
+ * a read token it says only that and how many are at fault; with one (STATUS_TOKEN or
+ * ADMIN_TOKEN) it names them with their reasons, and the healthy pollers with warnings
+ * (dead letters, clock skew).
  */
 export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => {
   const { pollers } = await pollerStatuses(c.env);
-  const now = Date.now();
-  const atFault = pollers
-    .filter(({ status, enabled, alertAfter }) => {
-      if (!enabled || status.paused) return false;
-      if (status.state === 'misconfigured') return true;
-      const lagging =
-        alertAfter !== null &&
-        status.checkpoint !== null &&
-        now - Date.parse(status.checkpoint) > alertAfter;
-      return lagging || status.consecutive_failures >= FAILURES_BEFORE_ALERT;
-    })
-    .map(({ status }) => status.name);
-  if (atFault.length > 0) return c.json({ status: 'not ok', at_fault: atFault }, 503);
-  return c.json({ status: 'ok' });
+  const enabled = pollers.filter((entry) => entry.enabled).map((entry) => entry.status);
+  const atFault = enabled.filter((status) => status.alerts.length > 0);
+  const code = atFault.length === 0 ? 200 : 503;
+  const summary = { status: code === 200 ? 'ok' : 'not ok', unhealthy: atFault.length };
+  if (!(await canRead(c))) return c.json(summary, code);
+  const warned = enabled.filter((status) => status.warnings.length > 0);
+  return c.json(
+    {
+      ...summary,
+      at_fault: atFault.map((status) => status.name),
+      reasons: Object.fromEntries(atFault.map((status) => [status.name, status.alerts])),
+      warnings: Object.fromEntries(warned.map((status) => [status.name, status.warnings])),
+    },
+    code,
+  );
 });

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { TABLES } from '../../poller/sqlite-store.ts';
 import type { PollerStatus } from '../../poller/status.ts';
 import { requireToken } from '../auth.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
@@ -22,6 +23,17 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
       help,
       type: 'gauge',
       samples: statuses.map((s) => ({ labels: { poller: s.name }, value: value(s) })),
+    });
+    const perTable = (name: string, help: string, field: 'rows' | 'bytes'): MetricFamily => ({
+      name,
+      help,
+      type: 'gauge',
+      samples: statuses.flatMap((s) =>
+        TABLES.map((table) => ({
+          labels: { poller: s.name, table },
+          value: s.storage.tables[table][field],
+        })),
+      ),
     });
     const families: MetricFamily[] = [
       gauge(
@@ -57,6 +69,21 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
         })),
       },
       gauge('tidemark_dead_letters', 'Updates held as dead letters.', (s) => s.dead_letters.count),
+      {
+        name: 'tidemark_dead_letters_pruned_total',
+        help: 'Dead letters pruned for age (dead_letter_retention) or beyond the cap.',
+        type: 'counter',
+        samples: statuses.map((s) => ({
+          labels: { poller: s.name },
+          value: s.counters.dead_letters_pruned,
+        })),
+      },
+      perTable('tidemark_storage_rows', "Rows in each table of the poller's storage.", 'rows'),
+      perTable(
+        'tidemark_storage_bytes',
+        "Approximate bytes in each table of the poller's storage.",
+        'bytes',
+      ),
       gauge('tidemark_last_run_duration_seconds', 'Wall time of the last run.', (s) =>
         s.last_run
           ? (Date.parse(s.last_run.finished_at) - Date.parse(s.last_run.started_at)) / 1000
