@@ -160,6 +160,16 @@ export const MIGRATIONS: readonly string[] = [
        audit_bytes = audit_bytes - octet_length(OLD.action) - octet_length(OLD.detail) - 16
      WHERE id = 1;
    END;`,
+  // 7: idempotency keys percent-encode a `%` or `:` in the id (engine/idempotency.ts): a
+  // failure stored under the old key of such an id takes its new one, or the engine would
+  // never find it again, and the stale row would hold newer versions of its id back. In two
+  // steps (char(1) first), so no new key meets an old one mid-update. Dead letters keep
+  // their key: they are only ever addressed by the key they were stored under.
+  `UPDATE delivery_failures
+      SET key = char(1) || substr(key, 1, instr(key, ':'))
+                || replace(replace(id, '%', '%25'), ':', '%3A') || ':' || version
+    WHERE instr(id, ':') > 0 OR instr(id, '%') > 0;
+   UPDATE delivery_failures SET key = substr(key, 2) WHERE substr(key, 1, 1) = char(1);`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -6,6 +6,7 @@ import { seededRandom } from '../../sim/random.ts';
 import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
+import { MIGRATIONS } from '../../src/poller/migrations.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -342,6 +343,68 @@ describe("the queue's dead-letter queue", () => {
       const stored = await env.POLLER.get(env.POLLER.idFromName(poller)).deadLetters(poller, 10);
       expect(stored.items.map((letter) => letter.id)).toEqual(['fine']);
     });
+  });
+});
+
+describe('idempotency keys of ids with ":" or "%"', () => {
+  it('moves a failure stored under the old key to the new one, so it is retried and cleared and holds no newer version back', async () => {
+    const poller = newPoller('seed');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    const older = upstream.add('org:1', start + MINUTE);
+    const newer = upstream.add('org:1', start + 2 * MINUTE);
+    // Failed once under an earlier version of tidemark, which keyed it `seed:org:1:<version>`.
+    await poller.sql(
+      `INSERT INTO delivery_failures
+         (key, id, version, version_ms, record, attempts, first_failure, last_failure, last_error)
+       VALUES (?, ?, ?, ?, ?, 1, ?, ?, 'HTTP 503')`,
+      `seed:org:1:${older.updatedAt}`,
+      'org:1',
+      older.updatedAt,
+      older.updatedAtMs,
+      JSON.stringify({ id: 'org:1', updated_at: older.updatedAt, status: 'active' }),
+      start,
+      start,
+    );
+    // The upgrade's migration (applied when this object was created, before the row existed)
+    // run over it, as it runs over the rows of an object created before the upgrade.
+    const rekey = MIGRATIONS.find((statement) => statement.includes("'%3A'"));
+    if (rekey) await poller.sql(rekey);
+
+    await poller.tick();
+
+    expect((await poller.status()).last_run?.outcome).toBe('success');
+    expect(receiver.deliveries.map((d) => [d.version, d.key])).toEqual([
+      [older.updatedAt, `seed:org%3A1:${older.updatedAt}`],
+      [newer.updatedAt, `seed:org%3A1:${newer.updatedAt}`],
+    ]);
+    expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
+    expect(await poller.checkpoint()).toBeGreaterThan(start);
+  });
+
+  it("re-keys every stored failure of such an id, even one whose new key is another failure's old key", async () => {
+    const poller = newPoller('seed');
+    const insert = (key: string, id: string) =>
+      poller.sql(
+        `INSERT INTO delivery_failures
+           (key, id, version, version_ms, record, attempts, first_failure, last_failure, last_error)
+         VALUES (?, ?, 'v', 0, 'null', 1, 0, 0, 'HTTP 503')`,
+        key,
+        id,
+      );
+    await insert('seed:b:c:v', 'b:c'); // its new key, seed:b%3Ac:v, is the next row's old one
+    await insert('seed:b%3Ac:v', 'b%3Ac');
+    await insert('seed:plain:v', 'plain');
+    const rekey = MIGRATIONS.find((statement) => statement.includes("'%3A'"));
+    if (rekey) await poller.sql(rekey);
+    const rows = await poller.sql<{ key: string; id: string }>(
+      'SELECT key, id FROM delivery_failures ORDER BY id',
+    );
+    expect(rows).toEqual([
+      { key: 'seed:b%253Ac:v', id: 'b%3Ac' },
+      { key: 'seed:b%3Ac:v', id: 'b:c' },
+      { key: 'seed:plain:v', id: 'plain' },
+    ]);
   });
 });
 
