@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { asTemplate, interpolate, type Reference } from './interpolate.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatDuration, parseDuration } from './duration.ts';
 import { parseSize } from './size.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { backoffDelay } from '../engine/backoff.ts';

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** Reads and validates a JSON body; a bad one is a 400 that says what is wrong. */
 export async function readJson<T extends z.ZodType>(

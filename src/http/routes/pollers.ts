@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { runView } from '../../poller/status.ts';
 import { requireToken } from '../auth.ts';
 import { knownPoller, pollerObject } from '../known-poller.ts';
