@@ -7,9 +7,10 @@
  *   npm run bench -- --records 20000   # a quicker run
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { writeFormatted } from '../sim/write-formatted.ts';
 import { catchUp } from './catch-up.ts';
 
 const { values } = parseArgs({
@@ -222,6 +223,6 @@ at batch 100; subrequests per record ≤ 1/batch + 1/page size (20 per 1,000).
 `;
 if (!values['no-write']) {
   mkdirSync('docs', { recursive: true });
-  writeFileSync(values.out, markdown);
+  writeFormatted(values.out, markdown);
   console.log(`wrote ${values.out}`);
 }

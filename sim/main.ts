@@ -16,6 +16,7 @@ import { DOWNTIME_SWEEP, downtimeScenario, SCENARIOS, type Scenario } from './sc
 import { type SimResult, simulate } from './simulate.ts';
 import { makeStrategy, STRATEGIES, type StrategyName } from './strategies.ts';
 import { DEFAULT_FAULTS, type Faults, World } from './world.ts';
+import { writeFormatted } from './write-formatted.ts';
 
 const { values } = parseArgs({
   options: {
@@ -135,7 +136,8 @@ const sweepTable = [
 ].join('\n');
 console.log(`### lost updates per run vs downtime length\n\n${sweepTable}\n`);
 
-const command = `npm run sim -- ${process.argv.slice(2).join(' ')}`.trim();
+const args = process.argv.slice(2).join(' ');
+const command = args === '' ? 'npm run sim' : `npm run sim -- ${args}`;
 const markdown = `# Simulation: tidemark against naive pollers
 
 Produced by \`${command}\` (${seeds.length} seeds per scenario, seeds ${seeds[0]}–${seeds.at(-1)}; ${((Date.now() - started) / 1000).toFixed(0)} s).
@@ -164,7 +166,7 @@ ${sections.join('\n')}
 `;
 if (!values['no-write']) {
   mkdirSync(values.out, { recursive: true });
-  writeFileSync(`${values.out}/simulation.md`, markdown);
+  writeFormatted(`${values.out}/simulation.md`, markdown);
   writeFileSync(`${values.out}/simulation.svg`, downtimeChart(sweep));
   console.log(`wrote ${values.out}/simulation.md and ${values.out}/simulation.svg`);
 }
