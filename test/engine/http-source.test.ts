@@ -142,7 +142,7 @@ describe('HttpSource requests', () => {
   });
 });
 
-describe('HttpSource review cases', () => {
+describe('HttpSource: empty pages mid-stream and secrets in messages', () => {
   it('follows the cursor past an empty page when the body says more is coming', async () => {
     const { http } = source(
       { items: 'items', next: { type: 'cursor', param: 'c', path: 'next', more: 'has_more' } },

@@ -415,7 +415,7 @@ describe('backoff and progress (R12)', () => {
   });
 });
 
-describe('review fixes', () => {
+describe('windows that end, start and stop where they should', () => {
   it('a caught-up bounded window on whole seconds ends the run: no endless continuation', async () => {
     const options = {
       seed: 9,
@@ -514,7 +514,7 @@ describe('review fixes', () => {
   });
 });
 
-describe('delivery review fixes', () => {
+describe('failing versions and the order of versions per id', () => {
   const options = {
     seed: 21,
     lagMs: 0,
@@ -717,7 +717,7 @@ describe('pause between the grant and the start', () => {
   });
 });
 
-describe('final review fixes', () => {
+describe('continuations that stop when there is nothing more to gain', () => {
   it('does not keep continuing a caught-up bounded window whose lag_allowance exceeds max_window', async () => {
     const world = new World({
       seed: 31,
