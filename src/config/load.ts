@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { describeIssue } from './describe-issue.ts';
 import { asTemplate, interpolate, type Reference } from './interpolate.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
 
@@ -90,41 +91,92 @@ export function loadPoller(
   const errors = interpolated.errors.map(prefix);
   // Messages echo what they were given: shown as written (`${NAME}`), never the secret value.
   if (!parsed.success) {
+    const { references } = interpolated;
     errors.push(
-      ...parsed.error.issues.map((issue) =>
-        prefix(asTemplate(describe(issue), interpolated.references)),
+      ...allIssues(interpolated.value).map((issue) =>
+        prefix(asTemplate(describeIssue(issue, pollerSchema, references), references)),
       ),
     );
   }
-  if (parsed.success) {
-    const config = parsed.data;
-    if (options.crons && !options.crons.includes(config.cron)) {
-      errors.push(
-        prefix(
-          asTemplate(
-            `cron: "${config.cron}" is not listed in [triggers].crons (${JSON.stringify(options.crons)}), so it would never fire`,
-            interpolated.references,
-          ),
+  const cron = parsed.success ? parsed.data.cron : rawCron(interpolated.value);
+  if (options.crons && cron !== undefined && !options.crons.includes(cron)) {
+    errors.push(
+      prefix(
+        asTemplate(
+          `cron: "${cron}" is not listed in [triggers].crons (${JSON.stringify(options.crons)}), so it would never fire`,
+          interpolated.references,
         ),
-      );
-    }
-    if (errors.length === 0) {
-      const { secrets, references } = interpolated;
-      return { name, ok: true, config, secrets, references, raw };
-    }
+      ),
+    );
+  }
+  if (parsed.success && errors.length === 0) {
+    const { secrets, references } = interpolated;
+    return { name, ok: true, config: parsed.data, secrets, references, raw };
   }
   return { name, ok: false, errors, ...hint };
 }
 
-function describe(issue: z.core.$ZodIssue): string {
-  const path = issue.path.join('.') || '(poller)';
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys
-      .map((key) => `${path === '(poller)' ? key : `${path}.${key}`}: unknown key`)
-      .join('; ');
+/** Passes after the first: each sets aside what was reported so the checks behind it can run. */
+const MAX_PASSES = 5;
+
+/**
+ * Every issue of a poller in one go. Zod skips the cross-key checks (lease_ttl against
+ * max_run, …) while any key has the wrong type, so each pass drops the keys already reported
+ * (a default takes their place) and parses again, keeping only issues at keys not yet named.
+ */
+function allIssues(value: unknown): z.core.$ZodIssue[] {
+  const reported: z.core.$ZodIssue[] = [];
+  let current = value;
+  for (let pass = 0; pass <= MAX_PASSES; pass += 1) {
+    const result = pollerSchema.safeParse(current, { reportInput: true });
+    if (result.success) break;
+    const fresh = result.error.issues.filter(
+      (issue) => !reported.some((seen) => covers(seen, issue)),
+    );
+    if (fresh.length === 0) break;
+    reported.push(...fresh);
+    current = without(current, fresh);
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${path}: is required`;
-  return `${path}: ${issue.message}`;
+  return reported;
+}
+
+/** The keys an issue names: its path, or each unknown key. */
+function spots(issue: z.core.$ZodIssue): string[] {
+  const at = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => [...at, key].join('.'));
+  return [at.join('.')];
+}
+
+/** Whether `issue` is about a key `seen` already named (or something inside it). */
+function covers(seen: z.core.$ZodIssue, issue: z.core.$ZodIssue): boolean {
+  return spots(issue).every((spot) =>
+    spots(seen).some((named) => named === '' || spot === named || spot.startsWith(`${named}.`)),
+  );
+}
+
+/** A copy of `value` without the keys the issues name. */
+function without(value: unknown, issues: z.core.$ZodIssue[]): unknown {
+  const copy = structuredClone(value);
+  for (const issue of issues) {
+    const unknownKeys = issue.code === 'unrecognized_keys';
+    const keys = unknownKeys ? issue.keys : issue.path.slice(-1);
+    const parent = (unknownKeys ? issue.path : issue.path.slice(0, -1)).reduce<unknown>(
+      (node, key) =>
+        node !== null && typeof node === 'object'
+          ? (node as Record<PropertyKey, unknown>)[key]
+          : undefined,
+      copy,
+    );
+    if (parent === null || typeof parent !== 'object') continue;
+    for (const key of keys) delete (parent as Record<PropertyKey, unknown>)[key];
+  }
+  return copy;
+}
+
+/** The cron as written, to check it against [triggers].crons even when other keys are wrong. */
+function rawCron(value: unknown): string | undefined {
+  const cron = (value as { cron?: unknown } | null)?.cron;
+  return typeof cron === 'string' ? cron : undefined;
 }
 
 /** What status can still say about a poller whose config is invalid. */
