@@ -1,6 +1,8 @@
 /** What /demo/audit reports: the proof that the demo poller lost nothing. */
 export interface AuditReport {
   poller: string;
+  /** The poller's scope starts here: updates before it were never its to deliver. */
+  started_from: string | null;
   checkpoint: string | null;
   produced: number;
   produced_below_checkpoint: number;
@@ -11,26 +13,30 @@ export interface AuditReport {
 }
 
 /**
- * Compares every update the demo upstream ever produced with the versions the demo handler
- * wrote to D1. Below the checkpoint, every produced update must have been delivered.
+ * Compares every update the demo upstream produced in the poller's scope (from where it
+ * started up to its checkpoint) with the versions the demo handler wrote to D1: each must
+ * have been delivered. Updates the upstream produced before the poller started (the audit,
+ * or anything else, woke it first) are out of scope, not lost.
  */
 export async function audit(env: Env, poller: string): Promise<AuditReport> {
   const upstream = env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
   const status = await env.POLLER.get(env.POLLER.idFromName(poller)).status(poller);
-  const checkpoint =
-    status.checkpoint === null ? Number.NEGATIVE_INFINITY : Date.parse(status.checkpoint);
-  const [produced, below, versions] = await Promise.all([
+  const checkpoint = status.checkpoint === null ? 0 : Date.parse(status.checkpoint);
+  const startedFrom = status.started_from === null ? 0 : Date.parse(status.started_from);
+  const [produced, inScope, versions] = await Promise.all([
     upstream.count(),
-    upstream.produced(Number.isFinite(checkpoint) ? checkpoint : 0),
+    upstream.produced(checkpoint),
     env.DB.prepare('SELECT id, updated_at_ms FROM session_versions').all<{
       id: string;
       updated_at_ms: number;
     }>(),
   ]);
   const delivered = new Set(versions.results.map((row) => `${row.id}@${row.updated_at_ms}`));
+  const below = inScope.filter((update) => update.updated_at_ms >= startedFrom);
   const missing = below.filter((update) => !delivered.has(`${update.id}@${update.updated_at_ms}`));
   return {
     poller,
+    started_from: status.started_from,
     checkpoint: status.checkpoint,
     produced,
     produced_below_checkpoint: below.length,

@@ -25,6 +25,7 @@ export class MemoryStore implements PollerStore {
     stall: null,
     paused: false,
     straggleMs: 0,
+    scopeFrom: null,
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
@@ -76,6 +77,7 @@ export class MemoryStore implements PollerStore {
     pruneBelow: number,
   ): boolean {
     if (!this.holds(epoch)) return false;
+    this.state.scopeFrom ??= this.state.checkpoint ?? checkpoint;
     this.state.checkpoint = checkpoint;
     this.rowsWritten += 1;
     this.insert(remember);

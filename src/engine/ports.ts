@@ -140,6 +140,8 @@ export interface PollerState {
    * `from`, or filters on another timestamp): the ledger remembers that much more (R9).
    */
   straggleMs: number;
+  /** Where the poller's scope starts: its first checkpoint, or an earlier one backfilled from. */
+  scopeFrom: number | null;
 }
 
 /** A stopped window's depth, to tell a slow but advancing window from one that never ends. */

@@ -170,6 +170,10 @@ export const MIGRATIONS: readonly string[] = [
                 || replace(replace(id, '%', '%25'), ':', '%3A') || ':' || version
     WHERE instr(id, ':') > 0 OR instr(id, '%') > 0;
    UPDATE delivery_failures SET key = substr(key, 2) WHERE substr(key, 1, 1) = char(1);`,
+  // 8: where the poller's scope starts: its first checkpoint, or an earlier one an admin
+  // backfilled from. Updates before it were never its to deliver (the demo's audit, status).
+  `ALTER TABLE poller_state ADD COLUMN scope_from INTEGER;
+   UPDATE poller_state SET scope_from = checkpoint;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -56,6 +56,7 @@ type StateRow = {
   stall_pages: number | null;
   paused: number;
   straggle_ms: number;
+  scope_from: number | null;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -246,6 +247,7 @@ export class SqliteStore implements PollerStore {
           : { from: row.stall_from, pages: row.stall_pages },
       paused: row.paused === 1,
       straggleMs: row.straggle_ms,
+      scopeFrom: row.scope_from,
     };
   }
 
@@ -264,8 +266,11 @@ export class SqliteStore implements PollerStore {
   moveCheckpoint(at: number): boolean {
     return this.storage.transactionSync(() => {
       const moved = this.write(
-        `UPDATE poller_state SET checkpoint = ?, stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0
+        `UPDATE poller_state SET checkpoint = ?, scope_from = MIN(COALESCE(scope_from, ?), ?),
+           stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0
          WHERE id = 1 AND lease_held = 0`,
+        at,
+        at,
         at,
       );
       if (moved === 0) return false;
@@ -352,8 +357,10 @@ export class SqliteStore implements PollerStore {
       );
       // The ledger's size rides on the checkpoint's own row write: no write more per window.
       this.write(
-        `UPDATE poller_state SET checkpoint = ?, ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?
+        `UPDATE poller_state SET checkpoint = ?, scope_from = COALESCE(scope_from, checkpoint, ?),
+           ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?
          ${FENCE}`,
+        checkpoint,
         checkpoint,
         added.rows - dropped.length,
         added.bytes - dropped.reduce((sum, row) => sum + row.bytes, 0),

@@ -20,6 +20,11 @@ export interface PollerStatus {
   alerts: string[];
   /** When this poller's object first saw it (a trigger or a status call). */
   first_seen_at: string | null;
+  /**
+   * Where the poller's scope starts: its first checkpoint (start_from, or its first run's
+   * start), or an earlier one an admin backfilled from. Updates before it are not its own.
+   */
+  started_from: string | null;
   checkpoint: string | null;
   lag_seconds: number | null;
   lease: { held: boolean; epoch: number; started_at: string | null; expires_at: string | null };
@@ -113,6 +118,7 @@ export function buildStatus(input: {
     warnings,
     alerts: alertsOf(health),
     first_seen_at: iso(input.firstSeenAt),
+    started_from: iso(state.scopeFrom),
     checkpoint: iso(state.checkpoint),
     lag_seconds:
       state.checkpoint === null

@@ -61,6 +61,37 @@ describe('the built-in demo', () => {
     expect(report.missing_below_checkpoint).toBe(0);
   });
 
+  it('counts nothing produced before the poller started as missing: an audit before the first tick, then ticks, reports 0', {
+    timeout: 60_000,
+  }, async () => {
+    const demo = env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
+    const poller = newPoller('demo_sessions');
+    const auditOf = async () => {
+      const { audit } = await import('../../src/demo/audit.ts');
+      return audit(
+        {
+          ...env,
+          POLLER: { ...env.POLLER, idFromName: () => poller.stub().id, get: () => poller.stub() },
+        } as unknown as Env,
+        'demo_sessions',
+      );
+    };
+    // The audit is called first (as `npm start` prints it): the upstream has been producing
+    // for a while before the poller's first run, whose start is then its checkpoint.
+    await demo.backfill(Date.now() - 5 * 60_000, Date.now());
+    expect((await auditOf()).missing_below_checkpoint).toBe(0);
+
+    await poller.tick();
+    await demo.backfill(Date.now() - 5_000, Date.now());
+    await poller.tick();
+
+    const report = await auditOf();
+    const status = await poller.status();
+    expect(status.started_from).not.toBeNull();
+    expect(report.started_from).toBe(status.started_from);
+    expect(report.missing_below_checkpoint).toBe(0);
+  });
+
   it('answers 404 to /demo/audit for a poller not in POLLERS, and creates no object for it', async () => {
     const headers = { authorization: `Bearer ${TEST_SECRETS.STATUS_TOKEN}` };
     const name = `no-such-poller-${crypto.randomUUID()}`;
