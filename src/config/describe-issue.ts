@@ -29,6 +29,14 @@ export function describeIssue(issue: Issue, schema: Schema, references: Referenc
           : '';
       return `${path}: expected ${expected}, got ${got()}${quote}`;
     }
+    case 'invalid_union': {
+      // A discriminated union (`deliver`, `source.next`) given a `type` it does not know.
+      const { discriminator, options } = issue as { discriminator?: string; options?: unknown[] };
+      if (discriminator === undefined || options === undefined) return `${path}: ${issue.message}`;
+      const value = (issue.input as Record<string, unknown> | null | undefined)?.[discriminator];
+      if (value === undefined) return `${path}: is required`;
+      return `${path}: expected one of ${options.map((option) => JSON.stringify(option)).join(', ')}, got ${given(value, references)}`;
+    }
     case 'invalid_value':
       return `${path}: expected ${issue.values.length > 1 ? 'one of ' : ''}${issue.values.map((value) => JSON.stringify(value)).join(', ')}, got ${got()}`;
     case 'invalid_format':

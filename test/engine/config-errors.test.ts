@@ -53,7 +53,7 @@ describe('a key of the wrong type says what it expects and what it was given', (
     ],
     [
       'a batch size written as a string',
-      poller({ deliver: { type: 'handler', name: 'x', batch: '5' } }),
+      poller({ deliver: { type: 'queue', binding: 'Q', batch: '5' } }),
       'poller "sessions": deliver.batch: expected a whole number, got the string "5"',
     ],
     [
@@ -72,8 +72,13 @@ describe('a key of the wrong type says what it expects and what it was given', (
       'poller "sessions": source.time_format: expected one of "iso", "unix", "unix_ms", got the string "rfc2822"',
     ],
     [
+      'a delivery type that does not exist',
+      poller({ deliver: { type: 'email', to: 'ops@example.com' } }),
+      'poller "sessions": deliver.type: expected one of "webhook", "queue", "handler", got the string "email"',
+    ],
+    [
       'a number below its minimum',
-      poller({ deliver: { type: 'handler', name: 'x', batch: 0 } }),
+      poller({ deliver: { type: 'queue', binding: 'Q', batch: 0 } }),
       'poller "sessions": deliver.batch: expected at least 1, got the number 0',
     ],
     [
@@ -89,7 +94,8 @@ describe('a key of the wrong type says what it expects and what it was given', (
   }
 
   it('still says "is required" for a key that is missing', () => {
-    expect(errorsOf(poller({ cron: undefined }))).toContain('poller "sessions": cron: is required');
+    const raw = poller({ source: { url: 'https://a.example/x' } });
+    expect(errorsOf(raw)).toContain('poller "sessions": source.from_param: is required');
   });
 
   it('echoes a string that came from ${NAME} as ${NAME}, even when it is cut short', () => {
