@@ -174,6 +174,15 @@ export const MIGRATIONS: readonly string[] = [
   // backfilled from. Updates before it were never its to deliver (the demo's audit, status).
   `ALTER TABLE poller_state ADD COLUMN scope_from INTEGER;
    UPDATE poller_state SET scope_from = checkpoint;`,
+  // 10: the poller's own secrets, each sealed with AES-GCM under a key derived from
+  // SECRETS_KEY (src/secrets/crypto.ts); key_id says which key, so a rotation finds the rest.
+  `CREATE TABLE poller_secrets (
+     name TEXT PRIMARY KEY,
+     ciphertext TEXT NOT NULL,
+     iv TEXT NOT NULL,
+     key_id TEXT NOT NULL,
+     set_at INTEGER NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */
