@@ -2,6 +2,8 @@
 interface Env {
   POLLER: DurableObjectNamespace<import('./poller/durable-object.ts').Poller>;
   DEMO_UPSTREAM: DurableObjectNamespace<import('./demo/upstream.ts').DemoUpstream>;
+  /** Which pollers exist (static and runtime), without waking them. */
+  REGISTRY: DurableObjectNamespace<import('./registry/registry.ts').Registry>;
   /** A binding to this Worker itself: the demo poller reaches /demo/ through it. */
   SELF: Fetcher;
   /** The demo handler's database. */
@@ -14,12 +16,18 @@ interface Env {
   ADMIN_TOKEN?: string;
   /** Secret: grants read-only routes. */
   STATUS_TOKEN?: string;
+  /** Secret: encrypts per-poller secrets at rest (AES-GCM under a key derived from it). */
+  SECRETS_KEY?: string;
+  /** Secret, while rotating SECRETS_KEY: the old key, still accepted for decryption. */
+  SECRETS_KEY_PREVIOUS?: string;
+  /** Runtime pollers the watchdog looks at per cron tick (default 200). */
+  WATCHDOG_SLICE?: string;
 }
 
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}
   interface GlobalProps {
     mainModule: typeof import('./index.ts');
-    durableNamespaces: 'Poller' | 'DemoUpstream';
+    durableNamespaces: 'Poller' | 'DemoUpstream' | 'Registry';
   }
 }

@@ -21,7 +21,11 @@ export function describeIssue(issue: Issue, schema: Schema, references: Referenc
         .map((key) => `${path === '(poller)' ? key : `${path}.${key}`}: unknown key`)
         .join('; ');
     case 'invalid_type': {
-      if (issue.input === undefined) return `${path}: is required`;
+      if (issue.input === undefined) {
+        // A key only some `type`s need says which (`is required when deliver.type = "queue"`).
+        const why = issue.message.startsWith('is required when') ? issue.message : 'is required';
+        return `${path}: ${why}`;
+      }
       const expected = expectedType(issue.expected, schemaAt(schema, issue.path));
       const quote =
         expected === 'a string' && ['number', 'boolean'].includes(typeof issue.input)

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { formatDuration, parseDuration } from './duration.ts';
+import { cronProblem } from './schedule.ts';
 import { parseSize } from './size.ts';
 
 /** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
@@ -46,34 +47,46 @@ const MB = 1024 * 1024;
 
 export const NEXT_TYPES = ['cursor', 'url', 'link', 'page', 'last_id', 'none'] as const;
 
-/** How to reach the next page of the same window. */
-const nextSchema = z
-  .strictObject({
-    /** cursor | url | link | page | last_id | none (default none: one request per window). */
-    type: z.enum(NEXT_TYPES).default('none'),
-    /** cursor, page, last_id: the query parameter to send. */
-    param: z.string().min(1).optional(),
-    /** cursor: body path of the cursor; url: body path of the next URL. */
-    path: z.string().min(1).optional(),
-    /** Optional body path; true means this was the last page. */
-    stop: z.string().min(1).optional(),
-    /** Optional body path; false means this was the last page. */
-    more: z.string().min(1).optional(),
-  })
-  .superRefine((next, ctx) => {
-    const needs = (key: 'param' | 'path') => {
-      if (next[key] === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `is required when next.type = "${next.type}"`,
-        });
-      }
-    };
-    if (next.type === 'cursor') needs('param');
-    if (next.type === 'cursor' || next.type === 'url') needs('path');
-    if (next.type === 'page' || next.type === 'last_id') needs('param');
-  });
+/** A key a `type` needs: missing, it says which type needs it. */
+function requiredFor(kind: string, type: string) {
+  return z.string({ error: `is required when ${kind}.type = "${type}"` }).min(1);
+}
+
+/** Optional body paths every paging style but `none` may read. */
+const lastPage = {
+  /** Optional body path; true means this was the last page. */
+  stop: z.string().min(1).optional(),
+  /** Optional body path; false means this was the last page. */
+  more: z.string().min(1).optional(),
+};
+
+/**
+ * How to reach the next page of the same window, one shape per `type`: a key that does not
+ * apply to the chosen type is an error, never silently ignored.
+ */
+const nextSchema = z.discriminatedUnion('type', [
+  /** The body path `path` holds an opaque cursor, sent back as `param`. */
+  z.strictObject({
+    type: z.literal('cursor'),
+    param: requiredFor('next', 'cursor'),
+    path: requiredFor('next', 'cursor'),
+    ...lastPage,
+  }),
+  /** The body path `path` holds the next URL, absolute or relative. */
+  z.strictObject({ type: z.literal('url'), path: requiredFor('next', 'url'), ...lastPage }),
+  /** An RFC 8288 Link header with rel="next". */
+  z.strictObject({ type: z.literal('link'), ...lastPage }),
+  /** `param` = 1, 2, 3… until an empty page. */
+  z.strictObject({ type: z.literal('page'), param: requiredFor('next', 'page'), ...lastPage }),
+  /** `param` = the id of the last record of the page, while `more` is true. */
+  z.strictObject({
+    type: z.literal('last_id'),
+    param: requiredFor('next', 'last_id'),
+    ...lastPage,
+  }),
+  /** One request per window. */
+  z.strictObject({ type: z.literal('none') }),
+]);
 
 /** The upstream API and how to read it. */
 const sourceSchema = z.strictObject({
@@ -111,44 +124,60 @@ const sourceSchema = z.strictObject({
   next: nextSchema.default({ type: 'none' }),
 });
 
-/** Where each record goes. */
-const deliverSchema = z
-  .strictObject({
-    /** webhook | queue | handler. Required. */
-    type: z.enum(['webhook', 'queue', 'handler']),
-    /** webhook: the receiver's URL. */
-    url: z.url({ protocol: /^https?$/ }).optional(),
-    /** webhook: Standard Webhooks signing secret ("whsec_…"), usually "${WEBHOOK_SECRET}". */
-    secret: z.string().min(1).optional(),
-    /** Records per request (webhook) or per sendBatch (queue) (default 1). */
-    batch: z.int().min(1).max(100).default(1),
-    /** webhook: per request timeout (default 30s). */
-    timeout: duration.default(30_000),
-    /** Requests in flight at once (default 6: the Workers limit on simultaneous outbound connections). */
-    concurrency: z.int().min(1).max(50).default(6),
-    /** queue: the [[queues.producers]] binding name. */
-    binding: z.string().min(1).optional(),
-    /** handler: the name a function is registered under in src/handlers; queue: the handler the consumer runs (default: the poller's name). */
+/** What every delivery type shares. */
+const delivering = {
+  /** Per delivery timeout, every kind (default 30s). */
+  timeout: duration.default(30_000),
+  /** Deliveries in flight at once (default 6: the Workers limit on simultaneous outbound connections). */
+  concurrency: z.int().min(1).max(50).default(6),
+};
+
+/** Records per request (webhook) or per sendBatch (queue), 1 to 100 (default 1). */
+const batch = z.int().min(1).max(100).default(1);
+
+/** Where each record goes, one shape per `type`. */
+const deliverSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('webhook'),
+    /** The receiver's URL. */
+    url: z.url({ protocol: /^https?$/, error: 'is required when deliver.type = "webhook"' }),
+    /** Standard Webhooks signing secret ("whsec_…"), usually "${WEBHOOK_SECRET}". */
+    secret: requiredFor('deliver', 'webhook'),
+    batch,
+    ...delivering,
+  }),
+  z.strictObject({
+    type: z.literal('queue'),
+    /** The [[queues.producers]] binding name. */
+    binding: requiredFor('deliver', 'queue'),
+    /** The handler the consumer runs (default: the poller's name). */
     name: z.string().min(1).optional(),
-  })
-  .superRefine((deliver, ctx) => {
-    const required = { webhook: ['url', 'secret'], queue: ['binding'], handler: ['name'] } as const;
-    for (const key of required[deliver.type]) {
-      if (deliver[key] === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: `is required when deliver.type = "${deliver.type}"`,
-        });
-      }
-    }
-  });
+    batch,
+    ...delivering,
+  }),
+  z.strictObject({
+    type: z.literal('handler'),
+    /** The name a function is registered under in src/handlers; it gets one record at a time. */
+    name: requiredFor('deliver', 'handler'),
+    ...delivering,
+  }),
+]);
 
 /** One poller: `[vars.POLLERS.<name>]`. */
 export const pollerSchema = z
   .strictObject({
-    /** Required; must be listed in [triggers].crons. */
-    cron: z.string().min(1),
+    /** When the poller ticks by itself, as a cron pattern (UTC); this or `every` is required. */
+    cron: z.string().min(1).optional(),
+    /** When the poller ticks by itself, as an interval ("15s", "5m"; at least 1s); this or `cron`. */
+    every: duration.pipe(z.number().min(1_000, 'must be at least 1s')).optional(),
+    /** Free-form labels (e.g. { tenant = "acme" }) for filtering lists, the dashboard and metrics (default none). */
+    labels: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'label names are letters, digits and _'),
+        z.string().max(256),
+      )
+      .refine((labels) => Object.keys(labels).length <= 16, 'at most 16 labels')
+      .default({}),
     /** Default true. */
     enabled: z.boolean().default(true),
     /** Checkpoint when none is stored (default: the first run's T). */
@@ -179,6 +208,24 @@ export const pollerSchema = z
     deliver: deliverSchema,
   })
   .superRefine((poller, ctx) => {
+    if ((poller.cron === undefined) === (poller.every === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [poller.cron === undefined ? 'cron' : 'every'],
+        message:
+          poller.cron === undefined
+            ? 'is required (or `every`): when the poller ticks by itself'
+            : 'cannot be set together with cron: choose one',
+      });
+    }
+    const cronError = poller.cron === undefined ? null : cronProblem(poller.cron);
+    if (cronError !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: `"${poller.cron}" is not a cron pattern: ${cronError}`,
+      });
+    }
     // A run checks max_run before each request, so it can outlast it by one request and one
     // page_delay: the lease must outlive that too, or a live run would be taken over.
     const longestRun =
@@ -238,3 +285,4 @@ export type PollerConfig = z.output<typeof pollerSchema>;
 export type SourceConfig = PollerConfig['source'];
 export type DeliverConfig = PollerConfig['deliver'];
 export type NextConfig = SourceConfig['next'];
+export type WebhookConfig = Extract<DeliverConfig, { type: 'webhook' }>;

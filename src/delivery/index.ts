@@ -19,48 +19,48 @@ export function createDeliverer(
   secrets: readonly string[],
   now: () => number,
 ): DelivererOrError {
-  if (config.type === 'webhook' && config.url !== undefined && config.secret !== undefined) {
-    const secretProblem = signingSecretProblem(config.secret);
-    if (secretProblem !== undefined) {
-      return { ok: false, error: `deliver.secret: ${secretProblem}` };
+  switch (config.type) {
+    case 'webhook': {
+      const secretProblem = signingSecretProblem(config.secret);
+      if (secretProblem !== undefined) {
+        return { ok: false, error: `deliver.secret: ${secretProblem}` };
+      }
+      return { ok: true, deliverer: new WebhookDeliverer(poller, config, fetcher, secrets, now) };
     }
-    const webhook = { ...config, url: config.url, secret: config.secret };
-    return { ok: true, deliverer: new WebhookDeliverer(poller, webhook, fetcher, secrets, now) };
-  }
-  if (config.type === 'queue' && config.binding !== undefined) {
-    const queue = (env as unknown as Record<string, unknown>)[config.binding];
-    if (!isQueue(queue)) {
+    case 'queue': {
+      const queue = (env as unknown as Record<string, unknown>)[config.binding];
+      if (!isQueue(queue)) {
+        return {
+          ok: false,
+          error: `deliver.binding: no queue producer "${config.binding}" in wrangler.toml ([[queues.producers]])`,
+        };
+      }
+      const consumer = findHandler(
+        config.name ?? poller,
+        'deliver.name (the handler the queue consumer runs)',
+      );
+      if (!consumer.ok) return consumer;
       return {
-        ok: false,
-        error: `deliver.binding: no queue producer "${config.binding}" in wrangler.toml ([[queues.producers]])`,
+        ok: true,
+        deliverer: new QueueDeliverer(poller, config.binding, queue, config.timeout),
       };
     }
-    const consumer = findHandler(
-      config.name ?? poller,
-      'deliver.name (the handler the queue consumer runs)',
-    );
-    if (!consumer.ok) return consumer;
-    return {
-      ok: true,
-      deliverer: new QueueDeliverer(poller, config.binding, queue, config.timeout),
-    };
+    case 'handler': {
+      const found = findHandler(config.name, 'deliver.name');
+      if (!found.ok) return found;
+      return {
+        ok: true,
+        deliverer: new HandlerDeliverer(
+          poller,
+          config.name,
+          found.handler,
+          env,
+          secrets,
+          config.timeout,
+        ),
+      };
+    }
   }
-  if (config.type === 'handler' && config.name !== undefined) {
-    const found = findHandler(config.name, 'deliver.name');
-    if (!found.ok) return found;
-    return {
-      ok: true,
-      deliverer: new HandlerDeliverer(
-        poller,
-        config.name,
-        found.handler,
-        env,
-        secrets,
-        config.timeout,
-      ),
-    };
-  }
-  return { ok: false, error: `deliver.type: "${config.type}" is missing its settings` };
 }
 
 /** A handler from the registry, or an error naming the ones there are. */

@@ -39,7 +39,9 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
       retry(`poller "${body.poller}" is not configured (or its config has errors)`);
       continue;
     }
-    const found = findHandler(entry.config.deliver.name ?? body.poller, 'deliver.name');
+    const { deliver } = entry.config;
+    const name = deliver.type === 'webhook' ? undefined : deliver.name;
+    const found = findHandler(name ?? body.poller, 'deliver.name');
     if (!found.ok) {
       retry(found.error);
       continue;

@@ -1,5 +1,5 @@
 import { redact } from '../config/interpolate.ts';
-import type { DeliverConfig } from '../config/schema.ts';
+import type { WebhookConfig } from '../config/schema.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
@@ -25,7 +25,7 @@ export interface WebhookBody {
 export class WebhookDeliverer implements Deliverer {
   constructor(
     private readonly poller: string,
-    private readonly config: DeliverConfig & { url: string; secret: string },
+    private readonly config: WebhookConfig,
     private readonly fetcher: HttpFetch,
     private readonly secrets: readonly string[],
     private readonly now: () => number,

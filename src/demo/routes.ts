@@ -34,7 +34,7 @@ export const demoRoutes = new Hono<{ Bindings: Env }>()
   .get('/audit', async (c) => {
     // Only a configured poller: any other name would create a Durable Object and write to it.
     const poller = c.req.query('poller') ?? DEMO_POLLER;
-    if (!isKnownPoller(c.env, poller)) return c.json(unknownPoller(poller), 404);
+    if (!(await isKnownPoller(c.env, poller))) return c.json(unknownPoller(poller), 404);
     return c.json(await audit(c.env, poller));
   });
 

@@ -26,6 +26,7 @@ export class MemoryStore implements PollerStore {
     paused: false,
     straggleMs: 0,
     scopeFrom: null,
+    nextTickAt: null,
   };
   readonly ledger = new Map<string, LedgerEntry>();
   readonly runs: RunRecord[] = [];
@@ -172,6 +173,11 @@ export class MemoryStore implements PollerStore {
       this.insert([{ id: letter.id, version: letter.version, versionMs: letter.versionMs }]);
     }
     return true;
+  }
+
+  setNextTick(at: number | null): void {
+    this.state.nextTickAt = at;
+    this.rowsWritten += 1;
   }
 
   holds(epoch: number): boolean {

@@ -8,6 +8,8 @@ import { skewWarning } from './skew.ts';
 /** The poller's single alarm. */
 export interface AlarmPort {
   set(at: number | null): Promise<void>;
+  /** The alarm as the platform has it, when it can tell (to see one that was lost). */
+  get?(): Promise<number | null>;
 }
 
 type LeaseResult =
@@ -22,13 +24,17 @@ export type TriggerResult =
 
 /**
  * The alarm is derived from storage, never remembered: a lease not yet started wants it now,
- * a running lease at its expiry (the crash-recovery ceiling, R5), otherwise the next wakeup.
+ * a running lease at its expiry (the crash-recovery ceiling, R5), otherwise the earlier of
+ * the next wakeup (retry, continuation) and the poller's own next tick.
  */
 export function nextAlarmAt(state: PollerState): number | null {
   if (state.lease.held) {
     return state.lease.phase === 'acquired' ? state.lease.startedAt : state.lease.expiresAt;
   }
-  return state.wakeup?.at ?? null;
+  const times = [state.wakeup?.at, state.nextTickAt].filter(
+    (at): at is number => at !== undefined && at !== null,
+  );
+  return times.length === 0 ? null : Math.min(...times);
 }
 
 /** Until when a cron tick is held off: a booked retry, or a spent rate-limit quota. */
@@ -113,6 +119,9 @@ export class PollerEngine {
       await this.rearm(); // the run is alive; its ceiling is still ahead
       return null;
     }
+    // The poller's own tick: the next one is booked first, whatever this one comes to.
+    const tickDue = state.nextTickAt !== null && state.nextTickAt <= now;
+    if (tickDue) this.ctx.store.setNextTick(this.ctx.schedule?.next(now) ?? null);
     if (lease.held || (wakeup && wakeup.at <= now)) {
       const kind: TriggerKind = lease.held ? 'recovery' : (wakeup?.reason ?? 'retry');
       const result = this.acquire(kind, state, now);
@@ -120,9 +129,38 @@ export class PollerEngine {
         const acquired = this.ctx.store.read().lease;
         return this.run(acquired);
       }
+    } else if (tickDue) {
+      // Held off like a cron tick while a retry is booked or the quota is spent (R12).
+      const result = this.admit('cron');
+      if (result.outcome === 'started') return this.run(this.ctx.store.read().lease);
     }
     await this.rearm();
     return null;
+  }
+
+  /**
+   * Makes sure the poller will wake by itself: books its first tick if it has none, and sets
+   * the alarm again if the platform's differs from what storage derives (a lost alarm). An
+   * overdue tick stays due, so it runs at once. Says whether anything had to be repaired.
+   */
+  async ensureScheduled(): Promise<{ repaired: boolean; nextTickAt: number | null }> {
+    const before = this.ctx.store.read();
+    const { schedule, config } = this.ctx;
+    let repaired = false;
+    if (schedule && config.enabled && !before.paused && before.nextTickAt === null) {
+      this.ctx.store.setNextTick(schedule.next(this.ctx.now()));
+      repaired = true;
+    }
+    const state = this.ctx.store.read();
+    // Paused or disabled, nothing wakes it but the lease of a run still going (R5).
+    const idle = (state.paused || !config.enabled) && !state.lease.held;
+    const wanted = idle ? null : nextAlarmAt(state);
+    const current = this.alarm.get ? await this.alarm.get() : undefined;
+    if (current !== wanted) {
+      await this.alarm.set(wanted);
+      repaired ||= current !== undefined;
+    }
+    return { repaired, nextTickAt: state.nextTickAt };
   }
 
   /**

@@ -142,6 +142,8 @@ export interface PollerState {
   straggleMs: number;
   /** Where the poller's scope starts: its first checkpoint, or an earlier one backfilled from. */
   scopeFrom: number | null;
+  /** The poller's next own tick (its `cron` or `every`): the alarm wakes it then. */
+  nextTickAt: number | null;
 }
 
 /** A stopped window's depth, to tell a slow but advancing window from one that never ends. */
@@ -214,6 +216,13 @@ export interface PollerStore {
   clearFailure(epoch: number, key: string): boolean;
   /** Moves an update to the dead letters; it then counts as handled (R8). */
   deadLetter(epoch: number, letter: DeadLetter): boolean;
+  /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */
+  setNextTick(at: number | null): void;
+}
+
+/** When a poller ticks by itself: the next tick strictly after a time, or null. */
+export interface Schedule {
+  next(after: number): number | null;
 }
 
 /** Everything a run needs, injected so the engine never reads a clock or a binding itself. */
@@ -227,6 +236,8 @@ export interface RunContext {
   random: () => number;
   /** Waits (source.page_delay); the simulation advances its clock instead. */
   sleep?: (ms: number) => Promise<void>;
+  /** The poller's own ticks (its `cron` or `every`); without one it ticks only when triggered. */
+  schedule?: Schedule;
   /** Smallest step of the source's time format, in ms (1000 for unix seconds). */
   precision?: number;
   /** Hides secret values in text that will be stored or shown. */

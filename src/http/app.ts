@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { demoRoutes } from '../demo/routes.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { deadLetterRoutes } from './routes/dead-letters.ts';
+import { fleetRoutes } from './routes/fleet.ts';
 import { healthRoutes } from './routes/healthz.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { pollerRoutes } from './routes/pollers.ts';
@@ -23,6 +24,7 @@ export const app = new Hono<{ Bindings: Env }>()
   .route('/status', statusRoutes)
   .route('/pollers', deadLetterRoutes)
   .route('/pollers', pollerRoutes)
+  .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {

@@ -1,11 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
-import { loadPollers } from '../config/load.ts';
+import { pollerExists } from '../catalog.ts';
 
-/** True when `name` is a poller in POLLERS (valid or not). */
-export function isKnownPoller(env: Env, name: string): boolean {
-  return loadPollers(env as unknown as Record<string, unknown>).pollers.some(
-    (entry) => entry.name === name,
-  );
+export { pollerObject } from '../catalog.ts';
+
+/** True when `name` is a poller: in POLLERS (valid or not), or created at run time. */
+export function isKnownPoller(env: Env, name: string): Promise<boolean> {
+  return pollerExists(env, name);
 }
 
 /** The 404 body for a name that is not a poller. */
@@ -13,14 +13,9 @@ export function unknownPoller(name: string) {
   return { error: `no poller "${name}" in POLLERS` };
 }
 
-/** 404 for a `:name` that is not a poller in POLLERS (valid or not). */
+/** 404 for a `:name` that is not a poller (static or runtime). */
 export const knownPoller: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   const name = c.req.param('name') ?? '';
-  if (!isKnownPoller(c.env, name)) return c.json(unknownPoller(name), 404);
+  if (!(await isKnownPoller(c.env, name))) return c.json(unknownPoller(name), 404);
   return next();
 };
-
-/** The Durable Object of a poller. */
-export function pollerObject(env: Env, name: string) {
-  return env.POLLER.get(env.POLLER.idFromName(name));
-}

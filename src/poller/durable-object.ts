@@ -2,6 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { settableAlarmTime } from '../engine/iso-time.ts';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunContext, RunRecord } from '../engine/ports.ts';
+import { registryOf } from '../registry/registry.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit, moveCheckpoint } from './admin.ts';
 import {
@@ -15,6 +16,9 @@ import { SqliteStore } from './sqlite-store.ts';
 import { buildStatus, type PollerStatus } from './status.ts';
 import { wirePoller } from './wiring.ts';
 
+/** A poller reports a moving checkpoint to the registry at most this often. */
+const REPORT_EVERY_MS = 5 * 60_000;
+
 export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: string[] };
 
 /**
@@ -22,12 +26,22 @@ export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: s
  * engine. Everything it knows is in storage; the alarm is derived from it.
  */
 export class Poller extends DurableObject<Env> {
-  private readonly store: SqliteStore;
+  private readonly sqlite: SqliteStore;
+  /** deleteAll() dropped the tables: a later call to this instance gets them back, empty. */
+  private erased = false;
+
+  private get store(): SqliteStore {
+    if (this.erased) {
+      migrate(this.ctx.storage);
+      this.erased = false;
+    }
+    return this.sqlite;
+  }
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrate(ctx.storage);
-    this.store = new SqliteStore(ctx.storage);
+    this.sqlite = new SqliteStore(ctx.storage);
   }
 
   /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
@@ -40,7 +54,7 @@ export class Poller extends DurableObject<Env> {
 
   async status(name: string): Promise<PollerStatus> {
     this.rememberName(name);
-    const wiring = wirePoller(name, this.env, this.store);
+    const wiring = wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config);
     return buildStatus({
       name,
       configErrors: wiring.ok ? [] : wiring.errors,
@@ -76,6 +90,7 @@ export class Poller extends DurableObject<Env> {
       { outcome: reply.outcome === 'ran' ? reply.run.outcome : reply.outcome },
       Date.now(),
     );
+    await this.reportToRegistry(name);
     return reply;
   }
 
@@ -85,9 +100,95 @@ export class Poller extends DurableObject<Env> {
     this.store.setPaused(paused);
     audit(this.store, name, paused ? 'poller.paused' : 'poller.resumed', { reason }, Date.now());
     const engine = this.engine(name);
-    if (engine.ok) await engine.engine.rearm();
+    // Resumed, a self-scheduled poller books its next tick again (the ones it missed are not
+    // made up: the next window covers them).
+    if (engine.ok) await engine.engine.ensureScheduled();
     else if (paused) await this.ctx.storage.deleteAlarm();
+    await this.reportToRegistry(name);
     return { paused };
+  }
+
+  /**
+   * A runtime poller's config (as written, `${NAME}` unresolved), from the registry: kept
+   * here so that the poller runs without asking the registry, and scheduled from it. A new
+   * version replaces the old; the checkpoint, ledger and dead letters stay.
+   */
+  async configure(name: string, config: string, version: number) {
+    this.rememberName(name);
+    const stored = this.store.runtimeConfig();
+    if (stored !== null && stored.version > version)
+      return { ok: true as const, version: stored.version };
+    this.store.setRuntimeConfig(config, version);
+    this.store.markRegistered();
+    this.store.setNextTick(null); // the schedule may have changed: booked again below
+    audit(
+      this.store,
+      name,
+      stored === null ? 'config.created' : 'config.replaced',
+      { version },
+      Date.now(),
+    );
+    const engine = this.engine(name);
+    if (engine.ok) await engine.engine.ensureScheduled();
+    else await this.ctx.storage.deleteAlarm();
+    await this.reportToRegistry(name);
+    return engine.ok
+      ? { ok: true as const, version }
+      : { ok: false as const, errors: engine.errors };
+  }
+
+  /** Stops the poller for good and erases its storage (DELETE /pollers/:name). */
+  async erase(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.erased = true;
+  }
+
+  /**
+   * The watchdog's visit: books the poller's tick if it has none and sets the alarm again if
+   * the platform lost it. Says what it found, and which config version this object runs.
+   */
+  async ensureScheduled(name: string) {
+    this.rememberName(name);
+    this.store.markRegistered();
+    const engine = this.engine(name);
+    const version = this.store.runtimeConfig()?.version ?? null;
+    if (!engine.ok) return { ok: false as const, errors: engine.errors, version };
+    const result = await engine.engine.ensureScheduled();
+    await this.reportToRegistry(name);
+    return { ok: true as const, ...result, version };
+  }
+
+  /**
+   * Tells the registry what lists show of this poller, when it changed (its state or dead
+   * letters), or its checkpoint moved and REPORT_EVERY has passed: a few writes a day for a
+   * steady poller, whatever its schedule.
+   */
+  private async reportToRegistry(name: string): Promise<void> {
+    if (!this.store.registered()) return;
+    const status = await this.status(name);
+    const summary = {
+      state: status.state,
+      checkpoint: status.checkpoint === null ? null : Date.parse(status.checkpoint),
+      deadLetters: status.dead_letters.count,
+    };
+    const now = Date.now();
+    const last = this.store.lastReport();
+    const changed =
+      last === null ||
+      last.state !== summary.state ||
+      last.deadLetters !== summary.deadLetters ||
+      (last.checkpoint !== summary.checkpoint && now - last.at >= REPORT_EVERY_MS);
+    if (!changed) return;
+    try {
+      await registryOf(this.env).report(name, summary, now);
+      this.store.setLastReport({ ...summary, at: now });
+    } catch (error) {
+      // The next run reports again: a list a few minutes stale is better than a failed run.
+      console.log(
+        JSON.stringify({ event: 'registry_report_failed', poller: name, error: String(error) }),
+      );
+    }
   }
 
   /** Moves the checkpoint by hand (admin): a backfill, or with force a skip forward. */
@@ -168,6 +269,7 @@ export class Poller extends DurableObject<Env> {
       console.log(JSON.stringify({ event: 'run_crashed', poller: name, error: message }));
       await engine.engine.rearm();
     }
+    await this.reportToRegistry(name);
   }
 
   private engine(
@@ -175,7 +277,7 @@ export class Poller extends DurableObject<Env> {
   ):
     | { ok: true; engine: PollerEngine; context: RunContext; redact: (text: string) => string }
     | { ok: false; errors: string[] } {
-    const wiring = wirePoller(name, this.env, this.store);
+    const wiring = wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config);
     if (!wiring.ok) return wiring;
     this.store.deadLetterRetention = wiring.context.config.dead_letter_retention;
     const storage = this.ctx.storage;
@@ -184,6 +286,7 @@ export class Poller extends DurableObject<Env> {
         if (at === null) await storage.deleteAlarm();
         else await storage.setAlarm(settableAlarmTime(at));
       },
+      get: () => storage.getAlarm(),
     };
     const redact = wiring.context.redact ?? ((text: string) => text);
     const engine = new PollerEngine(wiring.context, alarm);

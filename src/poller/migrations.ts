@@ -174,6 +174,8 @@ export const MIGRATIONS: readonly string[] = [
   // backfilled from. Updates before it were never its to deliver (the demo's audit, status).
   `ALTER TABLE poller_state ADD COLUMN scope_from INTEGER;
    UPDATE poller_state SET scope_from = checkpoint;`,
+  // 9: each poller schedules itself: its next own tick, from which its alarm is derived.
+  `ALTER TABLE poller_state ADD COLUMN next_tick_at INTEGER;`,
   // 10: the poller's own secrets, each sealed with AES-GCM under a key derived from
   // SECRETS_KEY (src/secrets/crypto.ts); key_id says which key, so a rotation finds the rest.
   `CREATE TABLE poller_secrets (

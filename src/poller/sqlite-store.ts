@@ -57,6 +57,7 @@ type StateRow = {
   paused: number;
   straggle_ms: number;
   scope_from: number | null;
+  next_tick_at: number | null;
   runs: number;
   successes: number;
   failed_runs: number;
@@ -248,6 +249,7 @@ export class SqliteStore implements PollerStore {
       paused: row.paused === 1,
       straggleMs: row.straggle_ms,
       scopeFrom: row.scope_from,
+      nextTickAt: row.next_tick_at,
     };
   }
 
@@ -292,6 +294,10 @@ export class SqliteStore implements PollerStore {
         expectedEpoch,
       ) > 0
     );
+  }
+
+  setNextTick(at: number | null): void {
+    this.write('UPDATE poller_state SET next_tick_at = ? WHERE id = 1', at);
   }
 
   releaseIdle(epoch: number, now: number): boolean {
@@ -675,6 +681,64 @@ export class SqliteStore implements PollerStore {
 
   firstSeenAt(): number | null {
     return this.row().first_seen_at;
+  }
+
+  /** A runtime poller's config as written (JSON) and its version; null for a static poller. */
+  runtimeConfig(): { config: unknown; version: number } | null {
+    const text = this.meta('config');
+    const version = Number(this.meta('config_version') ?? 0);
+    return text === null ? null : { config: JSON.parse(text) as unknown, version };
+  }
+
+  setRuntimeConfig(config: string, version: number): void {
+    this.storage.transactionSync(() => {
+      this.setMeta('config', config);
+      this.setMeta('config_version', String(version));
+    });
+  }
+
+  /** The registry lists this poller (it was configured, or the watchdog visited it). */
+  registered(): boolean {
+    return this.meta('registered') === '1';
+  }
+
+  markRegistered(): void {
+    if (!this.registered()) this.setMeta('registered', '1');
+  }
+
+  /** What this poller last told the registry, and when. */
+  lastReport(): {
+    state: string;
+    checkpoint: number | null;
+    deadLetters: number;
+    at: number;
+  } | null {
+    const text = this.meta('reported');
+    return text === null ? null : (JSON.parse(text) as ReturnType<SqliteStore['lastReport']>);
+  }
+
+  setLastReport(report: {
+    state: string;
+    checkpoint: number | null;
+    deadLetters: number;
+    at: number;
+  }): void {
+    this.setMeta('reported', JSON.stringify(report));
+  }
+
+  private meta(key: string): string | null {
+    return (
+      this.sql.exec<{ value: string }>('SELECT value FROM meta WHERE key = ?', key).toArray()[0]
+        ?.value ?? null
+    );
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.write(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      key,
+      value,
+    );
   }
 
   /**

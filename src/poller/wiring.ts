@@ -1,5 +1,7 @@
+import { envValues, staticConfig } from '../catalog.ts';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
+import { scheduleOf } from '../config/schedule.ts';
 import { createDeliverer } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { displayUrl } from '../sources/display-url.ts';
@@ -8,21 +10,34 @@ import { precisionOf } from '../sources/time.ts';
 
 export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
 
-/** Validates the poller's config and connects the engine to HTTP, delivery and storage. */
-export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
-  const table = readPollersTable(env.POLLERS);
-  if (!table.ok) return { ok: false, errors: [table.error] };
-  const raw = table.pollers[name];
-  if (raw === undefined)
-    return { ok: false, errors: [`poller "${name}" is not declared in POLLERS`] };
-  const entry = loadPoller(name, raw, env as unknown as Record<string, unknown>);
+/**
+ * Validates the poller's config and connects the engine to HTTP, delivery and storage. The
+ * config is the static one from POLLERS, or else the runtime one its object keeps
+ * (`runtime`); `${NAME}` resolves the poller's own secrets first, then the Worker's.
+ */
+export function wirePoller(
+  name: string,
+  env: Env,
+  store: PollerStore,
+  runtime: unknown = undefined,
+  pollerSecrets: Record<string, string> = {},
+): Wiring {
+  const raw = staticConfig(env, name) ?? runtime;
+  if (raw === undefined) {
+    const table = readPollersTable(env.POLLERS);
+    const why = table.ok
+      ? `poller "${name}" is not declared in POLLERS nor created at run time`
+      : table.error;
+    return { ok: false, errors: [why] };
+  }
+  const entry = loadPoller(name, raw, { ...envValues(env), ...pollerSecrets });
   if (!entry.ok) return { ok: false, errors: entry.errors };
   const { config, secrets } = entry;
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
   const now = () => Date.now();
   let sourceFetcher: HttpFetch = (request) => fetch(request);
   if (config.source.service !== undefined) {
-    const binding = (env as unknown as Record<string, unknown>)[config.source.service];
+    const binding = envValues(env)[config.source.service];
     if (!isFetcher(binding)) {
       return {
         ok: false,
@@ -58,6 +73,7 @@ export function wirePoller(name: string, env: Env, store: PollerStore): Wiring {
       random: Math.random,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       precision: precisionOf(config.source.time_format),
+      schedule: scheduleOf(name, config),
       redact: (text) => redact(text, secrets),
       log,
     },

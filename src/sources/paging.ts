@@ -27,9 +27,9 @@ export function pageUrl(config: SourceConfig, window: Window, cursor: string | n
   if (config.to_param !== undefined && window.bounded) {
     url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
   }
-  if (next.param !== undefined) {
-    if (next.type === 'page') url.searchParams.set(next.param, cursor ?? '1');
-    else if (cursor !== null) url.searchParams.set(next.param, cursor);
+  if (next.type === 'page') url.searchParams.set(next.param, cursor ?? '1');
+  else if ((next.type === 'cursor' || next.type === 'last_id') && cursor !== null) {
+    url.searchParams.set(next.param, cursor);
   }
   return url;
 }
@@ -63,13 +63,13 @@ export function nextPage(
   if (empty) return done;
   switch (next.type) {
     case 'cursor': {
-      const value = readPath(page.body, next.path ?? '');
+      const value = readPath(page.body, next.path);
       if (typeof value === 'number') return { ok: true, next: String(value) };
       if (typeof value === 'string' && value !== '') return { ok: true, next: value };
       return missing(`the next cursor at "${next.path}" is ${shown(value)}`);
     }
     case 'url': {
-      const value = readPath(page.body, next.path ?? '');
+      const value = readPath(page.body, next.path);
       if (typeof value !== 'string' || value === '') {
         return missing(`the next page URL at "${next.path}" is ${shown(value)}`);
       }

@@ -678,7 +678,14 @@ describe('failing versions and the order of versions per id', () => {
       config: {
         ...config(false, 0),
         max_attempts: 1,
-        deliver: { ...config(false, 0).deliver, type: 'webhook', batch: 10 },
+        deliver: {
+          type: 'webhook',
+          url: 'https://receiver.test/hooks',
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          batch: 10,
+          timeout: 30_000,
+          concurrency: 6,
+        },
       },
       deliverer: {
         deliver: async (items) =>

@@ -1,66 +1,91 @@
 import {
   createExecutionContext,
   createScheduledController,
+  runInDurableObject,
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import worker from '../../src/index.ts';
-import { dispatchCron } from '../../src/schedule.ts';
+import type { Poller } from '../../src/poller/durable-object.ts';
+import { watchdog } from '../../src/watchdog.ts';
+import { BOUNDARY_POLLERS } from '../support/boundary-pollers.ts';
+import { TEST_POLLERS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
-import { newPoller } from './poller.ts';
 
 beforeEach(() => {
   installFakes();
 });
 
-// The runs these ticks start go on by alarm: let them finish against the fakes.
+// The watchdog arms every static poller's own ticks: disarm them, so that no tick of these
+// shared objects fires later, in another test.
 afterEach(async () => {
-  for (const name of [
-    'bounded',
-    'tiny_budget',
-    'handled',
-    'seed',
-    'seed_small',
-    'lagging',
-    'demo_sessions',
-  ]) {
-    await newPoller(name, name).settle();
+  for (const name of Object.keys({ ...TEST_POLLERS, ...BOUNDARY_POLLERS })) {
+    await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec('UPDATE poller_state SET next_tick_at = NULL');
+    });
   }
 });
 
-const statusOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name)).status(name);
+const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
+const statusOf = (name: string) => objectOf(name).status(name);
+const alarmOf = (name: string) =>
+  runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
 
-describe('scheduled(): cron → one Durable Object per poller', () => {
-  it('triggers each enabled, valid poller whose cron is the controller’s, and returns without waiting for runs', async () => {
-    const controller = createScheduledController({ cron: '*/5 * * * *' });
+describe('scheduled(): the watchdog, now that every poller schedules itself', () => {
+  it('books each valid static poller’s own next tick from its cron, and returns without running anything', async () => {
+    const controller = createScheduledController({ cron: '* * * * *' });
     const ctx = createExecutionContext();
     await worker.scheduled(controller, env, ctx);
     await waitOnExecutionContext(ctx);
 
-    for (const name of ['bounded', 'tiny_budget', 'handled']) {
+    // bounded's cron is "*/5 * * * *", seed's "* * * * *": each its own next tick.
+    for (const [name, step] of [
+      ['bounded', 5 * 60_000],
+      ['seed', 60_000],
+    ] as const) {
       const status = await statusOf(name);
-      expect(status.lease.epoch, name).toBe(1); // the trigger took the lease
+      expect(status.lease.epoch, name).toBe(0); // nothing ran: the tick is ahead
+      const alarm = (await alarmOf(name)) ?? 0;
+      expect(alarm % step, name).toBe(0);
+      expect(alarm, name).toBeGreaterThan(Date.now());
+      expect(alarm, name).toBeLessThanOrEqual(Date.now() + step);
     }
-    expect((await statusOf('seed')).lease.epoch).toBe(0); // other cron: untouched
   });
 
-  it('does not let a misconfigured poller stop the good ones, and skips disabled ones', async () => {
-    const due = await dispatchCron('* * * * *', env);
-    expect(due.sort()).toEqual(['demo_sessions', 'lagging', 'seed', 'seed_small']);
-    expect(due).not.toContain('broken'); // lease_ttl <= max_run
-    expect(due).not.toContain('disabled');
-    expect(due).not.toContain('needs_secret'); // ${MISSING_TOKEN}
-
+  it('does not let a misconfigured poller stop the good ones, and arms nothing for disabled ones', async () => {
+    const report = await watchdog(env);
+    expect(report.misconfigured).toContain('broken'); // lease_ttl <= max_run
+    expect(report.misconfigured).toContain('needs_secret'); // ${MISSING_TOKEN}
+    expect(await alarmOf('broken')).toBeNull();
+    expect(await alarmOf('disabled')).toBeNull();
+    expect(await alarmOf('lagging')).not.toBeNull();
     const broken = await statusOf('broken');
     expect(broken.config_errors.join('\n')).toContain(
       'poller "broken": lease_ttl: must be greater than max_run plus',
     );
-    expect(broken.lease.epoch).toBe(0);
-    expect((await statusOf('lagging')).lease.epoch).toBe(1);
   });
 
-  it('triggers nothing for a cron no poller uses', async () => {
-    expect(await dispatchCron('0 3 * * *', env)).toEqual([]);
+  it('sets a lost alarm again, and a tick that was missed runs at once', async () => {
+    await watchdog(env);
+    const name = 'lagging';
+    // The platform lost the alarm, and the tick it was for has passed.
+    await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec('UPDATE poller_state SET next_tick_at = ?', Date.now() - 1_000);
+    });
+    expect(await alarmOf(name)).toBeNull();
+
+    const report = await watchdog(env);
+
+    expect(report.repaired).toContain(name);
+    // The missed tick runs at once (the platform fires an alarm set in the past), then the
+    // next one is booked.
+    await vi.waitUntil(async () => (await statusOf(name)).last_run !== null, {
+      timeout: 10_000,
+      interval: 20,
+    });
+    expect((await statusOf(name)).last_run?.trigger).toBe('cron');
   });
 });

@@ -1,26 +1,24 @@
 import { Hono } from 'hono';
-import { loadPollers } from '../../config/load.ts';
+import { pollerExists, pollerObject, staticPollers } from '../../catalog.ts';
 import { requireToken } from '../auth.ts';
+import { unknownPoller } from '../known-poller.ts';
 
-/** GET /status and GET /status/:poller: each poller's checkpoint, lag, lease, last run, counters. */
+/**
+ * GET /status: every static poller's checkpoint, lag, lease, last run, counters (each one's
+ * object is asked: for a fleet of runtime pollers, GET /pollers lists them from the registry
+ * instead). GET /status/:poller: one poller, static or runtime.
+ */
 export const statusRoutes = new Hono<{ Bindings: Env }>()
   .use('*', requireToken('read'))
   .get('/', async (c) => {
-    const loaded = loadPollers(c.env as unknown as Record<string, unknown>);
+    const loaded = staticPollers(c.env);
     const pollers = await Promise.all(
-      loaded.pollers.map((entry) => pollerStatus(c.env, entry.name)),
+      loaded.pollers.map((entry) => pollerObject(c.env, entry.name).status(entry.name)),
     );
     return c.json({ now: new Date().toISOString(), errors: loaded.errors, pollers });
   })
   .get('/:poller', async (c) => {
     const name = c.req.param('poller');
-    const loaded = loadPollers(c.env as unknown as Record<string, unknown>);
-    if (!loaded.pollers.some((entry) => entry.name === name)) {
-      return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
-    }
-    return c.json(await pollerStatus(c.env, name));
+    if (!(await pollerExists(c.env, name))) return c.json(unknownPoller(name), 404);
+    return c.json(await pollerObject(c.env, name).status(name));
   });
-
-function pollerStatus(env: Env, name: string) {
-  return env.POLLER.get(env.POLLER.idFromName(name)).status(name);
-}

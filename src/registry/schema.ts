@@ -1,0 +1,49 @@
+/**
+ * The registry's storage: numbered, append-only migrations, like the poller's. One row per
+ * poller (static or runtime) with what lists, the dashboard, metrics and the watchdog read,
+ * so that none of them has to wake a poller; and the deletions, which outlive the pollers.
+ */
+export const REGISTRY_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE pollers (
+     name TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     phase TEXT NOT NULL,
+     config TEXT,
+     version INTEGER NOT NULL DEFAULT 1,
+     labels TEXT NOT NULL DEFAULT '{}',
+     state TEXT,
+     checkpoint INTEGER,
+     dead_letters INTEGER NOT NULL DEFAULT 0,
+     reported_at INTEGER,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX pollers_in_phase ON pollers (phase, updated_at) WHERE phase != 'active';
+   CREATE TABLE deletions (
+     seq INTEGER PRIMARY KEY,
+     name TEXT NOT NULL,
+     at INTEGER NOT NULL,
+     detail TEXT NOT NULL
+   );
+   CREATE TABLE registry_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+];
+
+export function migrateRegistry(storage: DurableObjectStorage): void {
+  const sql = storage.sql;
+  sql.exec(
+    'CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  const applied =
+    sql.exec<{ version: number | null }>('SELECT MAX(version) AS version FROM _migrations').one()
+      .version ?? 0;
+  REGISTRY_MIGRATIONS.slice(applied).forEach((statement, index) => {
+    storage.transactionSync(() => {
+      sql.exec(statement);
+      sql.exec(
+        'INSERT INTO _migrations (version, applied_at) VALUES (?, ?)',
+        applied + index + 1,
+        Date.now(),
+      );
+    });
+  });
+}

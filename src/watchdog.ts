@@ -1,0 +1,101 @@
+import { pollerObject, staticPollers } from './catalog.ts';
+import { deletePoller, syncStatic } from './http/routes/fleet.ts';
+import { type RegistryEntry, registryOf } from './registry/registry.ts';
+
+/** Runtime pollers visited per tick unless WATCHDOG_SLICE says otherwise. */
+export const DEFAULT_SLICE = 200;
+
+/** A create or delete still half-way after this long was cut short by a crash. */
+const STUCK_MS = 60_000;
+
+export interface WatchdogReport {
+  /** Pollers visited: every static one, and a slice of the runtime ones. */
+  visited: number;
+  /** Alarms set again, first ticks booked, configs pushed, deletions finished. */
+  repaired: string[];
+  misconfigured: string[];
+  failed: string[];
+  /** Pollers the registry lists. */
+  total: number;
+}
+
+/**
+ * The Cron Trigger's only job now that every poller schedules itself: a bounded amount of
+ * repair per tick. Every static poller (POLLERS fits in 5 KB: a few dozen at most) and the
+ * next WATCHDOG_SLICE runtime pollers in name order get their alarm checked (a lost one is
+ * set again, an overdue tick runs at once), and creates or deletes a crash left half-way are
+ * finished. A lost alarm is repaired within ceil(runtime pollers / WATCHDOG_SLICE) ticks.
+ */
+export async function watchdog(env: Env, now = Date.now()): Promise<WatchdogReport> {
+  const slice = Math.max(1, Number(env.WATCHDOG_SLICE ?? DEFAULT_SLICE) || DEFAULT_SLICE);
+  const report: WatchdogReport = {
+    visited: 0,
+    repaired: [],
+    misconfigured: [],
+    failed: [],
+    total: 0,
+  };
+  await syncStatic(env);
+  const registry = registryOf(env);
+  const { stuck, slice: runtime, total } = await registry.watchdogSlice(slice, STUCK_MS, now);
+  report.total = total;
+  const statics = staticPollers(env).pollers.map((entry) => entry.name);
+  // Settled one by one: an object that cannot be reached must not hide the others.
+  await Promise.allSettled([
+    ...statics.map((name) => visit(env, name, null, report)),
+    ...runtime.map((entry) => visit(env, entry.name, entry, report)),
+    ...stuck.map((entry) => finishStuck(env, entry, report)),
+  ]);
+  if (report.repaired.length + report.misconfigured.length + report.failed.length > 0) {
+    console.log(JSON.stringify({ event: 'watchdog', ...report }));
+  }
+  return report;
+}
+
+async function visit(
+  env: Env,
+  name: string,
+  entry: RegistryEntry | null,
+  report: WatchdogReport,
+): Promise<void> {
+  report.visited += 1;
+  try {
+    const object = pollerObject(env, name);
+    // A runtime poller whose object runs an older config than the registry's gets it again.
+    if (entry?.config != null) {
+      const seen = await object.ensureScheduled(name);
+      if (seen.version !== entry.version) {
+        await object.configure(name, entry.config, entry.version);
+        report.repaired.push(name);
+        return;
+      }
+      if (!seen.ok) report.misconfigured.push(name);
+      else if (seen.repaired) report.repaired.push(name);
+      return;
+    }
+    const seen = await object.ensureScheduled(name);
+    if (!seen.ok) report.misconfigured.push(name);
+    else if (seen.repaired) report.repaired.push(name);
+  } catch (error) {
+    report.failed.push(name);
+    console.log(JSON.stringify({ event: 'watchdog_failed', poller: name, error: String(error) }));
+  }
+}
+
+/** Finishes what a crash interrupted: a config not yet in its object, or an erase. */
+async function finishStuck(env: Env, entry: RegistryEntry, report: WatchdogReport): Promise<void> {
+  try {
+    if (entry.phase === 'deleting') {
+      await deletePoller(env, entry.name, { finished_by: 'watchdog' });
+    } else if (entry.phase === 'configuring' && entry.config !== null) {
+      await pollerObject(env, entry.name).configure(entry.name, entry.config, entry.version);
+      await registryOf(env).activate(entry.name, entry.version, Date.now());
+    }
+    report.repaired.push(entry.name);
+  } catch (error) {
+    report.failed.push(entry.name);
+    console.log(
+      JSON.stringify({ event: 'watchdog_failed', poller: entry.name, error: String(error) }),
+    );
+  }
+}
