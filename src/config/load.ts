@@ -25,23 +25,15 @@ export interface LoadedPollers {
   errors: string[];
 }
 
-export interface LoadOptions {
-  /** The crons in [triggers].crons, when known (at build and deploy time; not at run time). */
-  crons?: readonly string[];
-}
-
 /**
  * Parses and validates `POLLERS` (an object from wrangler.toml, or the same as a JSON
  * string). Each poller is validated on its own so that a bad one never stops the others.
  */
-export function loadPollers(
-  env: Record<string, unknown>,
-  options: LoadOptions = {},
-): LoadedPollers {
+export function loadPollers(env: Record<string, unknown>): LoadedPollers {
   const table = readPollersTable(env.POLLERS);
   if (!table.ok) return { pollers: [], errors: [table.error] };
   const pollers = Object.entries(table.pollers).map(([name, value]) =>
-    loadPoller(name, value, env, options),
+    loadPoller(name, value, env),
   );
   return { pollers, errors: [] };
 }
@@ -68,12 +60,7 @@ export function readPollersTable(
 }
 
 /** Validates one poller; every error names the poller and the key. */
-export function loadPoller(
-  name: string,
-  raw: unknown,
-  env: Record<string, unknown>,
-  options: LoadOptions = {},
-): PollerEntry {
+export function loadPoller(name: string, raw: unknown, env: Record<string, unknown>): PollerEntry {
   const prefix = (path: string) => `poller "${name}": ${path}`;
   const hint = shallowHint(raw);
   if (!POLLER_NAME.test(name)) {
@@ -95,17 +82,6 @@ export function loadPoller(
     errors.push(
       ...allIssues(interpolated.value).map((issue) =>
         prefix(asTemplate(describeIssue(issue, pollerSchema, references), references)),
-      ),
-    );
-  }
-  const cron = parsed.success ? parsed.data.cron : rawCron(interpolated.value);
-  if (options.crons && cron !== undefined && !options.crons.includes(cron)) {
-    errors.push(
-      prefix(
-        asTemplate(
-          `cron: "${cron}" is not listed in [triggers].crons (${JSON.stringify(options.crons)}), so it would never fire`,
-          interpolated.references,
-        ),
       ),
     );
   }
@@ -171,12 +147,6 @@ function without(value: unknown, issues: z.core.$ZodIssue[]): unknown {
     for (const key of keys) delete (parent as Record<PropertyKey, unknown>)[key];
   }
   return copy;
-}
-
-/** The cron as written, to check it against [triggers].crons even when other keys are wrong. */
-function rawCron(value: unknown): string | undefined {
-  const cron = (value as { cron?: unknown } | null)?.cron;
-  return typeof cron === 'string' ? cron : undefined;
 }
 
 /** What status can still say about a poller whose config is invalid. */

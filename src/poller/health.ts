@@ -79,11 +79,11 @@ function lagging({ state, config, now }: HealthInput): string | null {
 
 /**
  * Never run: no checkpoint (the first run stores one at once) although the object has known
- * its poller for longer than alert_after. Its cron is missing from [triggers].crons, or
- * never fires.
+ * its poller for longer than alert_after. Its alarm never fired: the Worker has no cron
+ * trigger for the watchdog that arms it, or its schedule is not what was meant.
  */
 function silent({ state, config, firstSeenAt, now }: HealthInput): string | null {
   if (!config?.enabled || state.checkpoint !== null || firstSeenAt === null) return null;
   if (now - firstSeenAt <= config.alert_after) return null;
-  return `silent: no run since this poller was first seen at ${isoTime(firstSeenAt)}, more than alert_after (${formatDuration(config.alert_after)}) ago; is its cron "${config.cron}" listed in [triggers].crons?`;
+  return `silent: no run since this poller was first seen at ${isoTime(firstSeenAt)}, more than alert_after (${formatDuration(config.alert_after)}) ago: its own alarm never fired. Does the Worker have a cron in [triggers].crons (its watchdog arms every poller's alarm), and is the poller's ${config.cron === undefined ? `every ("${config.every} ms")` : `cron ("${config.cron}")`} what you meant?`;
 }

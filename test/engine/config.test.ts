@@ -4,7 +4,6 @@ import { parseDuration } from '../../src/config/duration.ts';
 import { loadPoller, loadPollers } from '../../src/config/load.ts';
 
 const ENV = { UPSTREAM_TOKEN: 'tok-123', WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
-const CRONS = ['*/5 * * * *'];
 
 /** A minimal valid poller, with overrides. */
 function poller(overrides: Record<string, unknown> = {}) {
@@ -23,13 +22,13 @@ function poller(overrides: Record<string, unknown> = {}) {
 }
 
 function errorsOf(raw: unknown, env: Record<string, unknown> = ENV): string[] {
-  const entry = loadPoller('sessions', raw, env, { crons: CRONS });
+  const entry = loadPoller('sessions', raw, env);
   return entry.ok ? [] : entry.errors;
 }
 
 describe('POLLERS: defaults', () => {
   it('accepts a minimal poller and fills every default', () => {
-    const entry = loadPoller('sessions', poller(), ENV, { crons: CRONS });
+    const entry = loadPoller('sessions', poller(), ENV);
     expect(entry.ok).toBe(true);
     if (!entry.ok) return;
     expect(entry.config).toMatchObject({
@@ -130,11 +129,41 @@ describe('POLLERS: errors name the poller and the key', () => {
       'poller "sessions": lease_ttl: must be greater than max_run plus the longest request timeout and page_delay (10m30s): the lease is the crash-recovery ceiling',
     ],
     [
-      'a cron not in [triggers].crons',
-      poller({ cron: '* * * * *' }),
-      'poller "sessions": cron: "* * * * *" is not listed in [triggers].crons',
+      'a cron that is not a cron pattern',
+      poller({ cron: 'every day at noon' }),
+      'poller "sessions": cron: "every day at noon" is not a cron pattern',
     ],
-    ['a missing cron', poller({ cron: undefined }), 'poller "sessions": cron: is required'],
+    [
+      'neither cron nor every',
+      poller({ cron: undefined }),
+      'poller "sessions": cron: is required (or `every`)',
+    ],
+    [
+      'both cron and every',
+      poller({ every: '15s' }),
+      'poller "sessions": every: cannot be set together with cron',
+    ],
+    [
+      'an every under a second',
+      poller({ cron: undefined, every: '500ms' }),
+      'poller "sessions": every: must be at least 1s',
+    ],
+    [
+      'a key that does not apply to the delivery type',
+      poller({ deliver: { type: 'handler', name: 'x', batch: 50, url: 'https://x.example/' } }),
+      'poller "sessions": deliver.batch: unknown key; deliver.url: unknown key',
+    ],
+    [
+      'a key that does not apply to the paging type',
+      poller({
+        source: {
+          url: 'https://a.example/x',
+          from_param: 'since',
+          next: { type: 'link', param: 'page' },
+        },
+      }),
+      'poller "sessions": source.next.param: unknown key',
+    ],
     [
       'a lease_ttl that a run can outlive by one request timeout',
       poller({ lease_ttl: '610s', max_run: '10m' }),
@@ -272,10 +301,10 @@ describe('POLLERS: errors name the poller and the key', () => {
 
 describe('POLLERS: one bad poller never stops the good ones', () => {
   it('validates each poller on its own', () => {
-    const loaded = loadPollers(
-      { ...ENV, POLLERS: { good: poller(), bad: poller({ max_run: 'forever' }) } },
-      { crons: CRONS },
-    );
+    const loaded = loadPollers({
+      ...ENV,
+      POLLERS: { good: poller(), bad: poller({ max_run: 'forever' }) },
+    });
     expect(loaded.errors).toEqual([]);
     expect(loaded.pollers.find((p) => p.name === 'good')?.ok).toBe(true);
     expect(loaded.pollers.find((p) => p.name === 'bad')?.ok).toBe(false);
@@ -293,14 +322,12 @@ describe('POLLERS: one bad poller never stops the good ones', () => {
 });
 
 describe('wrangler.toml', () => {
-  it('declares pollers that are valid, with every cron listed in [triggers].crons', () => {
+  it('declares pollers that are valid, and a watchdog cron', () => {
     const config = unstable_readConfig({ config: 'wrangler.toml' });
     const crons = config.triggers.crons ?? [];
     const secrets = { ...ENV, STATUS_TOKEN: 'set-with-wrangler-secret' };
-    const loaded = loadPollers(
-      { ...(config.vars as Record<string, unknown>), ...secrets },
-      { crons },
-    );
+    expect(crons.length).toBeGreaterThan(0);
+    const loaded = loadPollers({ ...(config.vars as Record<string, unknown>), ...secrets });
     expect(loaded.errors).toEqual([]);
     for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
     expect(loaded.pollers.map((p) => p.name)).toContain('demo_sessions');
@@ -317,10 +344,7 @@ describe('examples/wrangler.toml', () => {
       SESSIONS_TOKEN: 't',
       WEBHOOK_SECRET: ENV.WEBHOOK_SECRET,
     };
-    const loaded = loadPollers(
-      { ...(config.vars as Record<string, unknown>), ...secrets },
-      { crons: config.triggers.crons ?? [] },
-    );
+    const loaded = loadPollers({ ...(config.vars as Record<string, unknown>), ...secrets });
     for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
     const styles = loaded.pollers.map((entry) => (entry.ok ? entry.config.source.next.type : ''));
     expect(styles.sort()).toEqual(['cursor', 'cursor', 'cursor', 'last_id', 'link', 'url']);

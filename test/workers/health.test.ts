@@ -44,7 +44,8 @@ describe('a poller that never runs is noticed', () => {
     expect(status.state).toBe('silent');
     expect(status.alerts).toHaveLength(1);
     expect(status.alerts[0]).toContain('no run since this poller was first seen');
-    expect(status.alerts[0]).toContain('cron "*/7 * * * *" listed in [triggers].crons');
+    expect(status.alerts[0]).toContain('its own alarm never fired');
+    expect(status.alerts[0]).toContain('cron ("*/7 * * * *")');
     const { code, body } = await health(STATUS_TOKEN);
     expect(code).toBe(503);
     expect(body.at_fault).toContain('never_run');
