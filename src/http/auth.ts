@@ -55,6 +55,13 @@ export async function canRead(c: Context<{ Bindings: Env }>): Promise<boolean> {
   return false;
 }
 
+/** Whether a request carries ADMIN_TOKEN, for a read page that shows an admin more. Never refuses. */
+export async function canAdmin(c: Context<{ Bindings: Env }>): Promise<boolean> {
+  const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+  const admin = c.env.ADMIN_TOKEN;
+  return presented !== undefined && !!admin && (await sameSecret(presented, admin));
+}
+
 /** Constant-time comparison: digests first, so neither content nor length leaks through timing. */
 async function sameSecret(presented: string, expected: string): Promise<boolean> {
   const encoder = new TextEncoder();

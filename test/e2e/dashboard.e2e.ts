@@ -1,22 +1,35 @@
 /**
  * The browser test: starts the Worker with `wrangler dev`, opens the dashboard in headless
- * Chromium (Debian's, driven by playwright-core), enters the token, sees the pollers, clicks
- * "Run now" and sees the run appear, all under the Worker's Content-Security-Policy: any CSP
- * violation the page reports fails the test. Saves test-results/dashboard.png.
+ * Chromium (Debian's, driven by playwright-core) and uses it as an on-call engineer would,
+ * all under the Worker's Content-Security-Policy: any CSP violation the page reports fails
+ * the test. Besides the demo poller it runs `e2e_letters`, whose upstream and webhook
+ * receiver are served by this script, so that its deliveries fail on cue and leave dead
+ * letters to replay and discard from the UI. Every wait is on a condition, with a timeout.
+ *
+ * Screenshots (test-results/, git-ignored): dashboard.png (the overview), dashboard-poller.png,
+ * dashboard-discard.png (the reason dialog), dashboard-390.png and dashboard-poller-390.png
+ * (a 390 px wide phone), dashboard-disconnected.png.
  *
  *   npm run test:e2e     (needs /usr/bin/chromium: apt-get install chromium)
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
+import { unstable_readConfig } from 'wrangler';
 
 const PORT = Number(process.env.E2E_PORT ?? 8791);
 const BASE = `http://127.0.0.1:${PORT}`;
 const ADMIN_TOKEN = 'e2e-admin-token-3c1d9f';
+const STATUS_TOKEN = 'e2e-status-token-8b2a41';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = 'test-results';
 const wrangler = 'node_modules/.bin/wrangler';
+const LETTERS = 'e2e_letters';
 
 function fail(message: string): never {
   console.error(`e2e: ${message}`);
@@ -25,6 +38,61 @@ function fail(message: string): never {
 
 if (!existsSync(CHROMIUM))
   fail(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+
+/**
+ * The upstream and webhook receiver of `e2e_letters`: three records, an upstream that answers
+ * 503 while `upstreamFails` is set (a failed run), and a receiver that answers 500 while
+ * `receiverFails` is set (with max_attempts = 1, each record becomes a dead letter).
+ */
+const started = Date.now();
+const records = [1, 2, 3].map((n) => ({
+  id: `e2e-${n}`,
+  updated_at: new Date(started - (10 - n) * 60_000).toISOString(),
+}));
+let upstreamFails = true;
+let receiverFails = true;
+const fake: Server = createServer((request, response) => {
+  const url = new URL(request.url ?? '/', 'http://fake');
+  request.resume();
+  if (url.pathname === '/items' && upstreamFails) {
+    response.writeHead(503, { 'content-type': 'text/plain' });
+    response.end('upstream down (e2e)');
+  } else if (url.pathname === '/items') {
+    const since = Date.parse(url.searchParams.get('since') ?? '');
+    const items = records.filter((record) => Date.parse(record.updated_at) >= since);
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ items }));
+  } else if (url.pathname === '/hook') {
+    request.on('end', () => {
+      response.writeHead(receiverFails ? 500 : 204);
+      response.end(receiverFails ? 'receiver down (e2e)' : undefined);
+    });
+  } else {
+    response.writeHead(404);
+    response.end();
+  }
+});
+await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+const fakeBase = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+
+// The pollers of wrangler.toml, and one more whose deliveries this script controls.
+const pollers = {
+  ...(unstable_readConfig({ config: 'wrangler.toml' }).vars.POLLERS as Record<string, unknown>),
+  [LETTERS]: {
+    cron: '* * * * *',
+    max_attempts: 1,
+    alert_after: '10m',
+    start_from: new Date(started - 30 * 60_000).toISOString(),
+    source: { url: `${fakeBase}/items`, from_param: 'since', items: 'items', timeout: '5s' },
+    deliver: {
+      type: 'webhook',
+      url: `${fakeBase}/hook`,
+      secret: '${WEBHOOK_SECRET}',
+      timeout: '5s',
+    },
+  },
+};
+
 const state = mkdtempSync(join(tmpdir(), 'tidemark-e2e-'));
 const persist = ['--persist-to', state];
 const migrate = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'DB', '--local', ...persist], {
@@ -45,16 +113,50 @@ const dev = spawn(
     '--var',
     `ADMIN_TOKEN:${ADMIN_TOKEN}`,
     '--var',
-    'STATUS_TOKEN:e2e-status-token-8b2a41',
+    `STATUS_TOKEN:${STATUS_TOKEN}`,
+    '--var',
+    `WEBHOOK_SECRET:whsec_${randomBytes(32).toString('base64')}`,
     '--var',
     'DEMO_ERROR_RATE:0',
+    '--var',
+    `POLLERS:${JSON.stringify(pollers)}`,
   ],
   { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, FORCE_COLOR: '0' } },
 );
 const cleanup = () => {
   dev.kill('SIGINT');
+  fake.close();
   rmSync(state, { recursive: true, force: true });
 };
+
+const step = (message: string) => console.log(`e2e: ${message}`);
+
+/** Waits until the notice says what `pattern` matches, and returns it. */
+async function noticeMatches(page: Page, pattern: RegExp, timeout = 30_000): Promise<string> {
+  await page.waitForFunction(
+    ([source, flags]) =>
+      new RegExp(source, flags).test(document.getElementById('notice')?.textContent ?? ''),
+    [pattern.source, pattern.flags] as const,
+    { timeout },
+  );
+  return (await page.locator('#notice').textContent()) ?? '';
+}
+
+/** Fails unless the page is no wider than the window (tables scroll inside their own box). */
+async function noHorizontalOverflow(page: Page, what: string): Promise<void> {
+  const { scroll, client } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    client: document.documentElement.clientWidth,
+  }));
+  if (scroll > client)
+    throw new Error(`${what} overflows a ${client} px window: it is ${scroll} px wide`);
+  step(`${what}: no horizontal overflow at ${client} px`);
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `${SHOTS}/${name}`, fullPage: true });
+  step(`saved ${SHOTS}/${name}`);
+}
 
 try {
   await waitFor(
@@ -62,6 +164,7 @@ try {
     60_000,
     'wrangler dev',
   );
+  mkdirSync(SHOTS, { recursive: true });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -95,35 +198,180 @@ try {
     const csp = response?.headers()['content-security-policy'] ?? '';
     if (!csp.includes("frame-ancestors 'none'") || !csp.includes("default-src 'none'"))
       throw new Error(`the dashboard is served without its Content-Security-Policy ("${csp}")`);
+
+    // --- The overview: run, pause, resume, notices in words -----------------------------
     await page.fill('#token', ADMIN_TOKEN);
     await page.click('#login button[type="submit"]');
-    const row = page.locator('tr[data-poller="demo_sessions"]');
-    await row.waitFor({ timeout: 15_000 });
-    console.log('e2e: the dashboard lists demo_sessions');
+    const demo = page.locator('tr[data-poller="demo_sessions"]');
+    await demo.waitFor({ timeout: 15_000 });
+    await page.locator(`tr[data-poller="${LETTERS}"]`).waitFor({ timeout: 15_000 });
+    step('the dashboard lists demo_sessions and e2e_letters');
     if ((await page.evaluate(() => location.href)).includes(ADMIN_TOKEN))
       fail('the token ended up in the URL');
 
-    await row.locator('button[data-action="run"]').click();
-    await page.waitForFunction(
-      () =>
-        /run demo_sessions: (success|failed|continued)/.test(
-          document.getElementById('notice')?.textContent ?? '',
-        ),
-      undefined,
-      { timeout: 30_000 },
+    await demo.locator('button[data-action="run"]').click();
+    step(
+      `"Run now": ${await noticeMatches(page, /^demo_sessions ran( and caught up| and failed)?:/)}`,
     );
-    await page
-      .locator('tr[data-poller="demo_sessions"] td.last-run')
+    await demo
+      .locator('td.last-run')
       .filter({ hasText: /success|failed|continued/ })
       .waitFor({ timeout: 15_000 });
     await page.locator('figure svg.chart').first().waitFor({ timeout: 15_000 });
-    console.log(`e2e: "Run now" ran: ${await page.locator('#notice').textContent()}`);
+
+    await demo.locator('button[data-action="pause"]').click();
+    await noticeMatches(page, /^demo_sessions paused$/);
+    await demo.locator('.state.paused').waitFor({ timeout: 15_000 });
+    await demo.locator('button[data-action="run"]').click();
+    step(`"Run now" while paused: ${await noticeMatches(page, /^demo_sessions is paused/)}`);
+    await demo.locator('button[data-action="resume"]').click();
+    await noticeMatches(page, /^demo_sessions resumed$/);
+    await demo.locator('button[data-action="pause"]').waitFor({ timeout: 15_000 });
+    const row = (await demo.textContent()) ?? '';
+    if (/paused/.test(row)) throw new Error(`after Resume the row still says paused: ${row}`);
+    step('"Pause" then "Resume": "demo_sessions resumed", and no stale "paused" in its row');
+
+    await page.fill('#token', STATUS_TOKEN);
+    await page.click('#login button[type="submit"]');
+    await page.waitForFunction(
+      () => document.getElementById('notice')?.textContent === '',
+      undefined,
+      {
+        timeout: 5_000,
+      },
+    );
+    await demo.waitFor({ timeout: 15_000 });
+    step('a new token clears the last notice');
+    await page.fill('#token', ADMIN_TOKEN);
+    await page.click('#login button[type="submit"]');
+
+    // --- A failed run, then a run whose deliveries fail, then the poller page ----------------
+    const letters = page.locator(`tr[data-poller="${LETTERS}"]`);
+    await letters.locator('button[data-action="run"]').click();
+    step(
+      `a run against a failing upstream: ${await noticeMatches(page, new RegExp(`^${LETTERS} ran and failed: .*503`))}`,
+    );
+    await letters.locator('.state.failing').waitFor({ timeout: 15_000 });
+    upstreamFails = false;
+    await letters.locator('button[data-action="run"]').click();
+    await noticeMatches(page, new RegExp(`^${LETTERS} ran`));
+    await letters.locator('.state.warning').waitFor({ timeout: 15_000 });
+    await page.locator(`tr[data-poller="${LETTERS}"] + tr.notes .warn`).waitFor({ timeout: 5_000 });
+    step(`${LETTERS} has 3 dead letters and shows as a warning, not ok`);
+    await shot(page, 'dashboard.png');
+
+    await letters.locator(`a[href="/dashboard/pollers/${LETTERS}"]`).click();
+    await page.locator(`section[data-poller-page="${LETTERS}"]`).waitFor({ timeout: 15_000 });
+    const deadRows = page.locator('table.dead-letters tbody tr');
+    await page.waitForFunction(
+      () => document.querySelectorAll('table.dead-letters tbody tr').length === 3,
+      undefined,
+      { timeout: 15_000 },
+    );
+    for (const selector of [
+      'section.poller ul.why',
+      'dl.facts',
+      'svg.chart .threshold',
+      'svg.chart g.failed',
+      'table.runs tbody tr.failed',
+      'pre.config',
+      'ul.audit',
+    ]) {
+      await page.locator(selector).first().waitFor({ timeout: 5_000 });
+    }
+    const config = (await page.locator('pre.config').textContent()) ?? '';
+    if (!config.includes('${WEBHOOK_SECRET}') || config.includes('whsec_'))
+      throw new Error(`the config shows a secret instead of \${WEBHOOK_SECRET}:\n${config}`);
+    step(
+      'the poller page shows state and why, facts, the chart, runs, dead letters, config, audit',
+    );
+
+    receiverFails = false;
+    const firstKey = await deadRows.first().getAttribute('data-key');
+    await deadRows.first().locator('button[data-action="replay"]').click();
+    step(`Replay: ${await noticeMatches(page, /replayed and delivered$/)}`);
+    await page.waitForFunction(
+      (key) =>
+        !Array.from(document.querySelectorAll('table.dead-letters tbody tr')).some(
+          (tr) => tr.getAttribute('data-key') === key,
+        ),
+      firstKey,
+      { timeout: 15_000 },
+    );
+    step('the replayed dead letter left the list');
+
+    const secondKey = await deadRows.first().getAttribute('data-key');
+    await deadRows.first().locator('button[data-action="discard"]').click();
+    const dialog = page.locator('dialog#confirm');
+    await dialog.waitFor({ state: 'visible', timeout: 5_000 });
+    await page.click('#confirm-ok'); // no reason: the form refuses to submit
+    if (!(await dialog.isVisible())) throw new Error('Discard went ahead without a reason');
+    await page.fill('#confirm-reason', 'e2e: a record the receiver will never take');
+    await shot(page, 'dashboard-discard.png');
+    await page.click('#confirm-ok');
+    step(
+      `Discard: ${await noticeMatches(page, /discarded: e2e: a record the receiver will never take$/)}`,
+    );
+    await page.waitForFunction(
+      (key) =>
+        !Array.from(document.querySelectorAll('table.dead-letters tbody tr')).some(
+          (tr) => tr.getAttribute('data-key') === key,
+        ),
+      secondKey,
+      { timeout: 15_000 },
+    );
+    await page
+      .locator('ul.audit li[data-audit="dead_letter.discarded"]')
+      .filter({ hasText: 'e2e: a record the receiver will never take' })
+      .waitFor({ timeout: 15_000 });
+    step('the discarded dead letter left the list, its reason is in the audit log');
+
+    await page.click('button[data-action="replay-all"]');
+    await dialog.waitFor({ state: 'visible', timeout: 5_000 });
+    await page.click('#confirm-cancel');
+    await dialog.waitFor({ state: 'hidden', timeout: 5_000 });
+    if ((await deadRows.count()) !== 1) throw new Error('Replay all ran although it was cancelled');
+    await page.click('button[data-action="replay-all"]');
+    await page.click('#confirm-ok');
+    step(
+      `Replay all: ${await noticeMatches(page, /^Replayed 1 dead letter of e2e_letters: 1 delivered$/)}`,
+    );
+    await page.locator('table.dead-letters').waitFor({ state: 'detached', timeout: 15_000 });
+    await page.locator('section.poller h2 .state.ok').waitFor({ timeout: 15_000 });
+    step('after Replay all the list is empty and the poller is ok');
+    await shot(page, 'dashboard-poller.png');
+
+    // --- A 390 px phone ---------------------------------------------------------------
+    await page.setViewportSize({ width: 390, height: 844 });
+    await noHorizontalOverflow(page, 'the poller page');
+    await shot(page, 'dashboard-poller-390.png');
+    await page.click('h1 a');
+    await demo.waitFor({ timeout: 15_000 });
+    await noHorizontalOverflow(page, 'the overview');
+    await shot(page, 'dashboard-390.png');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // --- Refreshes that fail: the banner says so, and goes once they work again -------------
+    await page.route('**/dashboard/panel', (route) => route.abort('connectionrefused'));
+    await page.locator('#banner').waitFor({ state: 'visible', timeout: 15_000 });
+    await page.waitForFunction(
+      () =>
+        /^Disconnected — last updated \d+ s ago/.test(
+          document.getElementById('banner-text')?.textContent ?? '',
+        ),
+      undefined,
+      { timeout: 5_000 },
+    );
+    step(`refreshes failing: "${await page.locator('#banner-text').textContent()}"`);
+    await shot(page, 'dashboard-disconnected.png');
+    await page.unroute('**/dashboard/panel');
+    await page.click('#retry');
+    await page.locator('#banner').waitFor({ state: 'hidden', timeout: 15_000 });
+    step('the banner goes once a refresh works again');
+
     if (violations.length > 0)
       throw new Error(`the page broke its Content-Security-Policy:\n  ${violations.join('\n  ')}`);
-    console.log('e2e: no Content-Security-Policy violation');
-    mkdirSync('test-results', { recursive: true });
-    await page.screenshot({ path: 'test-results/dashboard.png', fullPage: true });
-    console.log('e2e: saved test-results/dashboard.png');
+    step('no Content-Security-Policy violation');
   } finally {
     await browser.close();
   }

@@ -1,88 +1,106 @@
 import { html } from 'hono/html';
 import type { PollerStatus, RunView } from '../../poller/status.ts';
+import { type AuditEntry, auditList } from './audit.ts';
 import { runChart } from './chart.ts';
+import { lastRealRun, nextWakeup, type PollerFacts } from './explain.ts';
+import { plural, relative, seconds, when } from './format.ts';
 
-const when = (iso: string | null) =>
-  iso === null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-
-function lag(seconds: number | null): string {
-  if (seconds === null) return '—';
-  if (seconds < 120) return `${seconds}s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
-  return `${Math.round(seconds / 3600)}h`;
+/** One poller as the overview shows it. */
+export interface OverviewPoller {
+  status: PollerStatus;
+  runs: RunView[];
+  facts: PollerFacts;
 }
 
-/** What a poller's row says below it: config errors, why it is at fault, then warnings. */
-function notes(status: PollerStatus): string[] {
-  return [...new Set([...status.config_errors, ...status.alerts, ...status.warnings])];
+/** The dashboard path of a poller's own page. */
+export const pollerPath = (name: string) => `/dashboard/pollers/${encodeURIComponent(name)}`;
+
+/** The overview's buttons for one poller: Run now, and Pause or Resume. */
+export function pollerActions(status: PollerStatus) {
+  return html`<button type="button" data-action="run" data-poller="${status.name}">Run now</button>
+    ${
+      status.paused
+        ? html`<button type="button" data-action="resume" data-poller="${status.name}">Resume</button>`
+        : html`<button type="button" data-action="pause" data-poller="${status.name}">Pause</button>`
+    }`;
 }
 
-/** The server-rendered dashboard panel: one row per poller, its chart, and the audit log. */
-export function dashboardPanel(pollers: { status: PollerStatus; runs: RunView[] }[], now: Date) {
-  const audit = pollers
+/** Errors first (they stop the poller, or page someone), then warnings. */
+function notes(status: PollerStatus) {
+  const errors = [...new Set([...status.config_errors, ...status.alerts])];
+  const warnings = status.warnings.filter((warning) => !errors.includes(warning));
+  if (errors.length + warnings.length === 0) return '';
+  return html`<tr class="notes">
+    <td colspan="9">
+      ${errors.map((text) => html`<div class="error">${text}</div>`)}
+      ${warnings.map((text) => html`<div class="warn">${text}</div>`)}
+    </td>
+  </tr>`;
+}
+
+function lastRunCell(run: RunView | null, now: number) {
+  if (run === null) return '—';
+  return html`${run.outcome} · ${plural(run.records, 'record')} · ${relative(run.finished_at, now)}
+    ${run.error ? html`<div class="error">${run.error}</div>` : ''}`;
+}
+
+function wakeupCell(status: PollerStatus, facts: PollerFacts, now: number) {
+  const next = nextWakeup(status, facts);
+  return html`${next.at === null ? '' : html`${relative(next.at, now)}: `}<span class="muted">${next.why}</span>`;
+}
+
+/**
+ * The overview: one row per poller (its name links to its own page), a chart each, and the
+ * audit log of them all. The panel carries no "updated at": the page's script shows when it
+ * last got one, and says so when it cannot.
+ */
+export function dashboardPanel(pollers: OverviewPoller[], errors: string[], now: Date) {
+  const at = now.getTime();
+  const audit: AuditEntry[] = pollers
     .flatMap(({ status }) => status.audit.map((entry) => ({ ...entry, poller: status.name })))
     .sort((a, b) => b.at.localeCompare(a.at))
     .slice(0, 30);
-  return html`<section>
-    <p class="muted">Updated ${when(now.toISOString())}</p>
-    <table>
-      <thead>
-        <tr>
-          <th>Poller</th><th>State</th><th>Checkpoint</th><th>Lag</th><th>Lease</th><th>Last run</th>
-          <th>Next alarm</th><th>Dead letters</th><th></th>
-        </tr>
-      </thead>
-      <tbody>
-        ${pollers.map(
-          ({ status }) => html`<tr data-poller="${status.name}">
-            <td><strong>${status.name}</strong></td>
-            <td><span class="state ${status.state}">${status.state}</span></td>
-            <td>${when(status.checkpoint)}</td>
-            <td>${lag(status.lag_seconds)}</td>
-            <td>${status.lease.held ? `held by run ${status.lease.epoch} until ${when(status.lease.expires_at)}` : 'free'}</td>
-            <td class="last-run">
-              ${
-                status.last_run
-                  ? html`${status.last_run.outcome} · ${status.last_run.records} records · ${when(status.last_run.finished_at)}
-                      ${status.last_run.error ? html`<div class="error">${status.last_run.error}</div>` : ''}`
-                  : '—'
-              }
-            </td>
-            <td>${when(status.next_alarm_at)}</td>
-            <td>${status.dead_letters.count}</td>
-            <td class="actions">
-              <button data-action="run" data-poller="${status.name}">Run now</button>
-              ${
-                status.paused
-                  ? html`<button data-action="resume" data-poller="${status.name}">Resume</button>`
-                  : html`<button data-action="pause" data-poller="${status.name}">Pause</button>`
-              }
-            </td>
+  return html`<section data-title="pollers">
+    ${errors.map((error) => html`<p class="error">${error}</p>`)}
+    <div class="scroll">
+      <table class="pollers">
+        <thead>
+          <tr>
+            <th>Poller</th><th>State</th><th>Checkpoint</th><th>Lag</th><th>Lease</th><th>Last run</th>
+            <th>Next wake-up</th><th>Dead letters</th><th></th>
           </tr>
-          ${
-            notes(status).length > 0
-              ? html`<tr><td colspan="9" class="error">${notes(status).join(' · ')}</td></tr>`
-              : ''
-          }`,
-        )}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          ${pollers.map(
+            ({ status, runs, facts }) => html`<tr data-poller="${status.name}">
+              <td><a href="${pollerPath(status.name)}"><strong>${status.name}</strong></a></td>
+              <td><span class="state ${status.state}">${status.state}</span></td>
+              <td class="nowrap">${when(status.checkpoint)}</td>
+              <td>${seconds(status.lag_seconds)}</td>
+              <td>${status.lease.held ? `run ${status.lease.epoch}, ${relative(status.lease.expires_at, at)}` : 'free'}</td>
+              <td class="last-run">${lastRunCell(lastRealRun(runs), at)}</td>
+              <td>${wakeupCell(status, facts, at)}</td>
+              <td class="${status.dead_letters.count > 0 ? 'warn' : ''}">
+                ${
+                  status.dead_letters.count > 0
+                    ? html`<a href="${pollerPath(status.name)}#dead-letters">${status.dead_letters.count}</a>`
+                    : '0'
+                }
+              </td>
+              <td class="actions">${pollerActions(status)}</td>
+            </tr>
+            ${notes(status)}`,
+          )}
+        </tbody>
+      </table>
+    </div>
     ${pollers.map(
-      ({ status, runs }) => html`<figure>
-        <figcaption>${status.name}: lag and records over the last runs</figcaption>
-        ${runChart(runs)}
+      ({ status, runs, facts }) => html`<figure>
+        <figcaption><a href="${pollerPath(status.name)}">${status.name}</a>: lag and records per run</figcaption>
+        ${runChart(runs, facts.alertAfterMs)}
       </figure>`,
     )}
     <h2>Audit log</h2>
-    ${
-      audit.length === 0
-        ? html`<p class="muted">No admin actions yet.</p>`
-        : html`<ul class="audit">
-            ${audit.map(
-              (entry) =>
-                html`<li>${when(entry.at)} · ${entry.poller} · ${entry.action} · <code>${JSON.stringify(entry.detail)}</code></li>`,
-            )}
-          </ul>`
-    }
+    ${auditList(audit)}
   </section>`;
 }

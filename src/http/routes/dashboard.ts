@@ -1,22 +1,36 @@
 import { Hono } from 'hono';
-import { runView } from '../../poller/status.ts';
-import { requireToken } from '../auth.ts';
+import { canAdmin, requireToken } from '../auth.ts';
+import { overviewData, pollerPageData } from '../dashboard/data.ts';
 import { dashboardPanel } from '../dashboard/panel.ts';
+import { pollerPanel } from '../dashboard/poller-page.ts';
 import { dashboardShell } from '../dashboard/shell.ts';
-import { pollerObject } from '../known-poller.ts';
-import { pollerStatuses } from '../poller-statuses.ts';
+import { knownPoller, unknownPoller } from '../known-poller.ts';
 import { cspNonce } from '../security-headers.ts';
 
-/** GET / (the page, no data) and GET /dashboard/panel (the data, read access). */
+/**
+ * The dashboard: two pages that hold no data (the overview at /, one poller at
+ * /dashboard/pollers/:name), and the server-rendered panels their script fetches with the
+ * token (read access; a poller's dead letters only with ADMIN_TOKEN). The poller page lives
+ * under /dashboard so it never collides with the JSON admin API under /pollers.
+ */
 export const dashboardRoutes = new Hono<{ Bindings: Env }>()
-  .get('/', (c) => c.html(dashboardShell(cspNonce(c))))
+  .get('/', (c) => c.html(dashboardShell(cspNonce(c), '/dashboard/panel')))
   .get('/dashboard/panel', requireToken('read'), async (c) => {
-    const { pollers } = await pollerStatuses(c.env);
-    const withRuns = await Promise.all(
-      pollers.map(async ({ status }) => ({
-        status,
-        runs: (await pollerObject(c.env, status.name).runs(60)).map(runView),
-      })),
-    );
-    return c.html(dashboardPanel(withRuns, new Date()));
+    const { errors, pollers } = await overviewData(c.env);
+    return c.html(dashboardPanel(pollers, errors, new Date()));
+  })
+  // Public like /, and the same for every name: the page itself says nothing about pollers.
+  .get('/dashboard/pollers/:name', (c) =>
+    c.html(
+      dashboardShell(
+        cspNonce(c),
+        `/dashboard/pollers/${encodeURIComponent(c.req.param('name'))}/panel`,
+      ),
+    ),
+  )
+  .get('/dashboard/pollers/:name/panel', requireToken('read'), knownPoller, async (c) => {
+    const name = c.req.param('name');
+    const page = await pollerPageData(c.env, name, await canAdmin(c));
+    if (page === null) return c.json(unknownPoller(name), 404);
+    return c.html(pollerPanel(page, new Date()));
   });

@@ -1,0 +1,274 @@
+/**
+ * The dashboard's one script (the page's CSP nonce allows only it), plain JavaScript with no
+ * build step. It keeps the token in sessionStorage and sends it as a bearer header, never in
+ * a URL; fetches the server-rendered panel every 5 s while the tab is visible (fewer requests,
+ * quieter `wrangler dev` logs), backing off to 15 s while the Worker cannot be reached and
+ * saying so in a banner; and turns each button into an admin API call with a notice in words.
+ */
+export const CLIENT = `
+const key = 'tidemark-token';
+const byId = (id) => document.getElementById(id);
+const panel = byId('panel');
+const message = byId('message');
+const notice = byId('notice');
+const banner = byId('banner');
+const updated = byId('updated');
+const source = document.body.dataset.panel;
+const EVERY = 5000;
+const SLOWEST = 15000;
+let lastOk = null;
+let failures = 0;
+let timer = null;
+let shown = '';
+let sequence = 0;
+
+const token = () => sessionStorage.getItem(key);
+const enc = encodeURIComponent;
+const count = (n, noun) => n + ' ' + noun + (n === 1 ? '' : 's');
+const clock = (ms) => new Date(ms).toISOString().slice(11, 19) + 'Z';
+function headers(json) {
+  const out = { authorization: 'Bearer ' + token() };
+  if (json) out['content-type'] = 'application/json';
+  return out;
+}
+function say(text, kind) {
+  notice.textContent = text;
+  notice.className = 'notice ' + (kind || '');
+}
+function ago(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 120 ? s + ' s' : Math.round(s / 60) + ' min';
+}
+function showBanner() {
+  panel.classList.toggle('stale', failures > 0);
+  if (failures === 0) {
+    banner.hidden = true;
+    return;
+  }
+  banner.hidden = false;
+  byId('banner-text').textContent =
+    'Disconnected — ' + (lastOk === null ? 'no update yet' : 'last updated ' + ago(Date.now() - lastOk) + ' ago') +
+    '. Retrying every ' + Math.round(delay() / 1000) + ' s.';
+}
+const delay = () => Math.min(SLOWEST, EVERY * (1 + failures));
+function schedule() {
+  clearTimeout(timer);
+  timer = setTimeout(refresh, delay());
+}
+function failed() {
+  failures += 1;
+  showBanner();
+  schedule();
+}
+function swap(text) {
+  const open = Array.from(panel.querySelectorAll('details[open][data-keep]'), (d) => d.dataset.keep);
+  panel.innerHTML = text;
+  shown = text;
+  for (const d of panel.querySelectorAll('details[data-keep]')) if (open.includes(d.dataset.keep)) d.open = true;
+  const titled = panel.querySelector('[data-title]');
+  document.title = titled ? titled.dataset.title + ' · tidemark' : 'tidemark';
+}
+async function refresh() {
+  clearTimeout(timer);
+  if (!token() || document.hidden) return;
+  const mine = ++sequence;
+  let response;
+  let text = null;
+  try {
+    response = await fetch(source, { headers: headers(), cache: 'no-store' });
+    text = await response.text();
+  } catch {
+    if (mine === sequence) failed();
+    return;
+  }
+  if (mine !== sequence) return;
+  if (response.status >= 500) {
+    try { message.textContent = JSON.parse(text).error || ''; } catch {}
+    return failed();
+  }
+  failures = 0;
+  showBanner();
+  if (!response.ok) {
+    let error = '';
+    try { error = JSON.parse(text).error || ''; } catch {}
+    message.textContent =
+      response.status === 401 ? 'That token was not accepted.' : error || 'Status unavailable (' + response.status + ').';
+    panel.innerHTML = '';
+    shown = '';
+    return;
+  }
+  lastOk = Date.now();
+  message.textContent = '';
+  updated.textContent = 'Updated ' + clock(lastOk);
+  if (text !== shown) swap(text);
+  schedule();
+}
+function reset() {
+  say('');
+  panel.innerHTML = '';
+  shown = '';
+  failures = 0;
+  lastOk = null;
+  updated.textContent = '';
+  showBanner();
+}
+
+async function call(method, path, body) {
+  try {
+    const response = await fetch(path, {
+      method,
+      headers: headers(body !== undefined),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    return { status: response.status, ok: response.ok, data };
+  } catch (error) {
+    return { status: 0, ok: false, data: { error: 'tidemark could not be reached (' + error.message + ')' } };
+  }
+}
+function refused(result) {
+  if (result.status === 401) return 'That token was not accepted.';
+  if (result.status === 403) return 'This needs ADMIN_TOKEN: the token in use is read-only.';
+  return null;
+}
+const why = (data, status) => data.error || (data.errors || []).join('; ') || 'HTTP ' + status;
+const pollerPath = (name) => '/pollers/' + enc(name);
+const letterPath = (name, letter) => pollerPath(name) + '/dead-letters/' + enc(letter);
+
+async function pollerAction(action, name) {
+  const result = await call('POST', pollerPath(name) + '/' + action);
+  const data = result.data;
+  const no = refused(result);
+  if (no) return say(no, 'error');
+  if (action === 'pause' || action === 'resume') {
+    const done = action === 'pause' ? 'paused' : 'resumed';
+    return result.ok ? say(name + ' ' + done, 'ok') : say('Could not ' + action + ' ' + name + ': ' + why(data, result.status), 'error');
+  }
+  const run = data.run || {};
+  const dead = run.dead_lettered ? ', ' + run.dead_lettered + ' dead-lettered' : '';
+  if (data.outcome === 'success') return say(name + ' ran and caught up: ' + count(run.records, 'record') + ' delivered' + dead, dead ? 'warn' : 'ok');
+  if (data.outcome === 'continued') return say(name + ' ran: ' + count(run.records, 'record') + ' delivered' + dead + ', and it continues with the backlog', 'ok');
+  if (data.outcome === 'failed') return say(name + ' ran and failed: ' + (run.error || 'see its run history'), 'error');
+  if (data.reason === 'lease_held') return say(name + ' is already running: run ' + data.lease.epoch + ' holds the lease', 'warn');
+  if (data.reason === 'paused') return say(name + ' is paused: resume it to run it', 'warn');
+  if (data.reason === 'backing_off') return say(name + ' is backing off after failed runs until ' + clock(data.retryAt), 'warn');
+  if (data.reason === 'disabled') return say(name + ' is disabled in POLLERS', 'warn');
+  if (data.outcome === 'misconfigured') return say(name + ' is misconfigured: ' + why(data, result.status), 'error');
+  if (result.ok) return say(name + ' ran: ' + data.outcome, 'ok');
+  say('Could not run ' + name + ': ' + why(data, result.status), 'error');
+}
+async function replay(name, letter, label) {
+  const result = await call('POST', letterPath(name, letter) + '/replay');
+  const no = refused(result);
+  if (no) return say(no, 'error');
+  if (result.ok) return say('Dead letter ' + label + ' of ' + name + ' replayed and delivered', 'ok');
+  if (result.data.outcome === 'not_found') return say('Dead letter ' + label + ' of ' + name + ' is already gone', 'warn');
+  if (result.data.outcome === 'failed') return say('Replay of dead letter ' + label + ' failed again: ' + why(result.data, result.status), 'error');
+  say('Could not replay dead letter ' + label + ': ' + why(result.data, result.status), 'error');
+}
+async function discard(name, letter, label, reason) {
+  const result = await call('DELETE', letterPath(name, letter), { reason });
+  const no = refused(result);
+  if (no) return say(no, 'error');
+  if (result.ok) return say('Dead letter ' + label + ' of ' + name + ' discarded: ' + reason, 'ok');
+  if (result.status === 404) return say('Dead letter ' + label + ' of ' + name + ' is already gone', 'warn');
+  say('Could not discard dead letter ' + label + ': ' + why(result.data, result.status), 'error');
+}
+async function replayAll(name) {
+  const seen = new Set();
+  let cursor = null;
+  let delivered = 0;
+  let failedAgain = 0;
+  do {
+    const list = await call('GET', pollerPath(name) + '/dead-letters?limit=100' + (cursor ? '&cursor=' + enc(cursor) : ''));
+    if (!list.ok) return say(refused(list) || 'Could not list the dead letters of ' + name + ': ' + why(list.data, list.status), 'error');
+    for (const item of list.data.items) {
+      if (seen.has(item.key)) continue;
+      seen.add(item.key);
+      say('Replaying the dead letters of ' + name + ': ' + seen.size + '…');
+      const result = await call('POST', letterPath(name, item.key) + '/replay');
+      if (result.ok) delivered += 1;
+      else if (['failed', 'unreadable', 'too_deep', 'not_found'].includes(result.data.outcome)) failedAgain += 1;
+      else return say('Replay all stopped after ' + count(delivered, 'delivery') + ': ' + why(result.data, result.status), 'error');
+    }
+    cursor = list.data.next_cursor;
+  } while (cursor);
+  say(
+    'Replayed ' + count(seen.size, 'dead letter') + ' of ' + name + ': ' + delivered + ' delivered' +
+      (failedAgain ? ', ' + failedAgain + ' still failing' : ''),
+    failedAgain ? 'warn' : 'ok',
+  );
+}
+
+const dialog = byId('confirm');
+const reasonInput = byId('confirm-reason');
+let pending = null;
+function ask(text, okLabel, needsReason, then) {
+  byId('confirm-text').textContent = text;
+  byId('confirm-ok').textContent = okLabel;
+  byId('confirm-reason-label').hidden = !needsReason;
+  reasonInput.required = needsReason;
+  reasonInput.value = '';
+  pending = then;
+  dialog.showModal();
+  if (needsReason) reasonInput.focus();
+}
+byId('confirm-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const then = pending;
+  pending = null;
+  dialog.close();
+  if (then) then(reasonInput.value.trim());
+});
+byId('confirm-cancel').addEventListener('click', () => {
+  pending = null;
+  dialog.close();
+});
+
+async function act(button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+    await refresh();
+  }
+}
+panel.addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-action]');
+  if (!button) return;
+  const { action, poller, key: letter, label } = button.dataset;
+  if (action === 'discard') {
+    return ask(
+      'Discard dead letter ' + label + ' of ' + poller + '? It will not be delivered again. Say why: the reason is kept in the audit log.',
+      'Discard', true, (reason) => act(button, () => discard(poller, letter, label, reason)));
+  }
+  if (action === 'replay-all') {
+    return ask('Replay all ' + count(Number(button.dataset.count), 'dead letter') + ' of ' + poller + ' now, one after another?',
+      'Replay all', false, () => act(button, () => replayAll(poller)));
+  }
+  if (action === 'replay') return act(button, () => replay(poller, letter, label));
+  act(button, () => pollerAction(action, poller));
+});
+
+byId('login').addEventListener('submit', (event) => {
+  event.preventDefault();
+  sessionStorage.setItem(key, byId('token').value.trim());
+  byId('token').value = '';
+  reset();
+  refresh();
+});
+byId('forget').addEventListener('click', () => {
+  sessionStorage.removeItem(key);
+  reset();
+  message.textContent = 'Enter a token to see the pollers.';
+});
+byId('retry').addEventListener('click', () => refresh());
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) refresh();
+});
+// The banner's "N s ago" counts locally: no request for it.
+setInterval(() => { if (failures > 0) showBanner(); }, 1000);
+if (token()) message.textContent = '';
+refresh();
+`;

@@ -1,0 +1,87 @@
+import { html } from 'hono/html';
+import { formatDuration } from '../../config/duration.ts';
+import type { PollerStatus, RunView } from '../../poller/status.ts';
+import { auditList } from './audit.ts';
+import { runChart } from './chart.ts';
+import { configView } from './config-view.ts';
+import { type DeadLetterPage, deadLetterList } from './dead-letter-list.ts';
+import { leaseText, nextWakeup, type PollerFacts, skewText, whyLines } from './explain.ts';
+import { plural, relative, seconds, when } from './format.ts';
+import { pollerActions } from './panel.ts';
+import { runTable } from './run-table.ts';
+
+/** Everything the page of one poller shows. */
+export interface PollerPage {
+  status: PollerStatus;
+  runs: RunView[];
+  facts: PollerFacts;
+  deadLetters: DeadLetterPage;
+  /** The config as written in POLLERS (see configTemplate). */
+  config: string | null;
+}
+
+function facts({ status, facts }: PollerPage, now: number) {
+  const next = nextWakeup(status, facts);
+  const { counters } = status;
+  const rows: [string, unknown][] = [
+    [
+      'Checkpoint',
+      status.checkpoint === null
+        ? 'none yet: the first run stores one'
+        : `${when(status.checkpoint)}: lag ${seconds(status.lag_seconds)}${facts.alertAfterMs === null ? '' : ` (alert_after ${formatDuration(facts.alertAfterMs)})`}`,
+    ],
+    ['Lease', leaseText(status, now)],
+    [
+      'Next wake-up',
+      html`${next.at === null ? '' : `${when(next.at)} (${relative(next.at, now)}): `}${next.why}`,
+    ],
+    [
+      'Rate limit',
+      status.rate_limited_until === null
+        ? 'none: the upstream asked for no pause'
+        : `held off until ${when(status.rate_limited_until)} (${relative(status.rate_limited_until, now)}), as the upstream asked`,
+    ],
+    ['Upstream clock', skewText(status.upstream_skew_seconds)],
+    ['Failed runs in a row', String(status.consecutive_failures)],
+    [
+      'Runs',
+      `${counters.runs} (${counters.successes} caught up, ${counters.continued} continued, ${counters.failures} failed, ${counters.skipped} skipped, ${counters.recoveries} recovered); ${plural(counters.records_delivered, 'record')} delivered`,
+    ],
+    ['Schedule', `${facts.cron ?? 'no cron'}${facts.enabled ? '' : ' (disabled)'}`],
+  ];
+  return html`<dl class="facts">
+    ${rows.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}
+  </dl>`;
+}
+
+/**
+ * The page of one poller: its state and why, checkpoint, lease, next wake-up, rate limit and
+ * skew, a chart and the run history, its dead letters (for an admin), its config as written
+ * and its audit log.
+ */
+export function pollerPanel(page: PollerPage, now: Date) {
+  const { status, runs } = page;
+  const at = now.getTime();
+  const why = whyLines(status, page.facts, runs, at);
+  return html`<section class="poller" data-title="${status.name}" data-poller-page="${status.name}">
+    <h2>${status.name} <span class="state ${status.state}">${status.state}</span></h2>
+    <ul class="why">
+      ${why.map(
+        (line, index) =>
+          html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${line}</li>`,
+      )}
+    </ul>
+    <p class="actions">${pollerActions(status)}</p>
+    ${facts(page, at)}
+    <h3>Lag and records per run</h3>
+    <figure>${runChart(runs, page.facts.alertAfterMs)}</figure>
+    <h3>Run history</h3>
+    ${runTable(runs)}
+    <h3 id="dead-letters">Dead letters</h3>
+    ${deadLetterList(status, page.deadLetters)}
+    <h3>Config</h3>
+    ${configView(page.config)}
+    <h3>Audit log</h3>
+    ${auditList(status.audit)}
+  </section>`;
+}

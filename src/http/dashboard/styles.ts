@@ -1,0 +1,67 @@
+/**
+ * The dashboard's one style block (the page's CSP nonce allows only it). It keeps the page
+ * within a 390 px screen: wide tables scroll inside their own box, long words break.
+ */
+export const STYLES = `
+  * { box-sizing: border-box; }
+  body { font: 14px/1.45 system-ui, sans-serif; margin: 1.25rem; color: #1b1f24; max-width: 90rem; }
+  h1 { font-size: 1.3rem; margin: 0 0 .75rem; } h1 a { color: inherit; text-decoration: none; }
+  h2 { font-size: 1.15rem; margin: 1.25rem 0 .5rem; } h3 { font-size: 1rem; margin: 1.5rem 0 .5rem; }
+  a { color: #0b57d0; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #e3e6ea; vertical-align: top; }
+  td { overflow-wrap: break-word; } th { white-space: nowrap; }
+  .scroll { overflow-x: auto; max-width: 100%; }
+  .scroll table { min-width: 44rem; }
+  .nowrap { white-space: nowrap; } .num { text-align: right; }
+  .muted { color: #6a737d; }
+  .error { color: #b42318; font-size: .9rem; overflow-wrap: break-word; }
+  .warn { color: #8a5a00; overflow-wrap: break-word; }
+  .state { padding: .1rem .45rem; border-radius: .6rem; background: #eef1f4; font-size: .85rem; white-space: nowrap; }
+  .state.ok { background: #dcf5e3; } .state.running { background: #dde9ff; }
+  .state.lagging, .state.failing, .state.silent { background: #fde9c8; }
+  .state.warning { background: #fff4bf; } .state.misconfigured { background: #fbd5d2; }
+  .state.paused { background: #e9e4f5; }
+  .outcome.failed, .outcome.recovered, .outcome.fenced { color: #b42318; font-weight: 600; }
+  .outcome.skipped { color: #6a737d; }
+  tr.notes td { border-bottom: 1px solid #e3e6ea; padding-top: 0; }
+  .actions { white-space: nowrap; } .actions button { margin: 0 .25rem .25rem 0; }
+  ul.why { padding-left: 1.1rem; margin: .25rem 0 .75rem; }
+  dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0; }
+  dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+  #panel.stale { opacity: .55; }
+  pre { overflow-x: auto; max-width: 100%; background: #f6f8fa; padding: .6rem; font-size: .8rem; }
+  details pre { max-height: 16rem; }
+  figure { margin: 1rem 0; max-width: 640px; } figcaption { font-weight: 600; }
+  .chart { display: block; width: 100%; height: auto; }
+  .chart .grid line { stroke: #eef1f4; }
+  .chart .axis line { stroke: #8c959f; }
+  .chart .bar { fill: #b6d0f7; }
+  .chart .lag { fill: none; stroke: #d9480f; stroke-width: 2; }
+  .chart .lag-point { fill: #d9480f; }
+  .chart .failed line { stroke: #b42318; stroke-dasharray: 2 3; }
+  .chart .failed path { stroke: #b42318; stroke-width: 2.5; fill: none; }
+  .chart .threshold line { stroke: #7c3aed; stroke-dasharray: 6 4; stroke-width: 1.5; }
+  .chart .threshold text { fill: #7c3aed; }
+  .chart text { font-size: 11px; fill: #57606a; }
+  .chart .axis-title { font-size: 12px; fill: #1b1f24; }
+  .legend { list-style: none; padding: 0; margin: .25rem 0 0; display: flex; flex-wrap: wrap; gap: .25rem 1rem; font-size: .8rem; color: #57606a; }
+  .swatch { display: inline-block; width: 1rem; height: .6rem; margin-right: .3rem; vertical-align: middle; }
+  .swatch.lag { background: #d9480f; height: 2px; } .swatch.bar { background: #b6d0f7; }
+  .swatch.failed { background: #b42318; width: .6rem; } .swatch.threshold { border-top: 2px dashed #7c3aed; height: 0; }
+  button { cursor: pointer; }
+  #login { display: flex; flex-wrap: wrap; gap: .5rem; margin-bottom: .75rem; }
+  #login input { flex: 1 1 14rem; min-width: 0; max-width: 24rem; }
+  .banner { background: #fbd5d2; color: #7a1b12; padding: .5rem .75rem; border-radius: .4rem; margin: .5rem 0; }
+  .notice { margin: .5rem 0; min-height: 1.2em; } .notice.ok { color: #116329; } .notice.error { color: #b42318; }
+  .notice.warn { color: #8a5a00; }
+  dialog { max-width: min(32rem, 92vw); border: 1px solid #8c959f; border-radius: .5rem; }
+  dialog input { width: 100%; margin: .5rem 0; }
+  dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; }
+  @media (max-width: 600px) {
+    body { margin: .6rem; font-size: 13px; }
+    dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .4rem; }
+    /* The chart is drawn 640 units wide: larger type stays readable once it is scaled down. */
+    .chart text { font-size: 17px; } .chart .axis-title { font-size: 18px; }
+  }
+`;
