@@ -1,3 +1,6 @@
+/** The keys that seal per-poller secrets: never interpolated into a request. */
+const KEYS_NEVER_SENT = new Set(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
+
 /** `${NAME}` references to a secret or var inside a config string. */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -28,6 +31,12 @@ export function interpolate(raw: unknown, env: Record<string, unknown>, path = '
   const walk = (node: unknown, at: string): unknown => {
     if (typeof node === 'string') {
       return node.replace(REFERENCE, (whole, name: string) => {
+        if (KEYS_NEVER_SENT.has(name)) {
+          errors.push(
+            `${at}: \${${name}} cannot be used in a config: it would send the key that seals every poller's secrets`,
+          );
+          return whole;
+        }
         const value = env[name];
         if (typeof value !== 'string' || value === '') {
           errors.push(

@@ -7,6 +7,7 @@ import { fleetRoutes } from './routes/fleet.ts';
 import { healthRoutes } from './routes/healthz.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { pollerRoutes } from './routes/pollers.ts';
+import { secretRoutes } from './routes/secrets.ts';
 import { statusRoutes } from './routes/status.ts';
 import { securityHeaders } from './security-headers.ts';
 
@@ -24,6 +25,7 @@ export const app = new Hono<{ Bindings: Env }>()
   .route('/status', statusRoutes)
   .route('/pollers', deadLetterRoutes)
   .route('/pollers', pollerRoutes)
+  .route('/pollers', secretRoutes)
   .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
   .notFound((c) => c.json({ error: 'not found' }, 404))

@@ -3,6 +3,7 @@ import { settableAlarmTime } from '../engine/iso-time.ts';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunContext, RunRecord } from '../engine/ports.ts';
 import { registryOf } from '../registry/registry.ts';
+import { isSecretsError, PollerSecrets, secretKeysFrom } from '../secrets/index.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit, moveCheckpoint } from './admin.ts';
 import {
@@ -14,7 +15,7 @@ import {
 import { migrate } from './migrations.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { buildStatus, type PollerStatus } from './status.ts';
-import { wirePoller } from './wiring.ts';
+import { type Wiring, wirePoller } from './wiring.ts';
 
 /** A poller reports a moving checkpoint to the registry at most this often. */
 const REPORT_EVERY_MS = 5 * 60_000;
@@ -29,6 +30,8 @@ export class Poller extends DurableObject<Env> {
   private readonly sqlite: SqliteStore;
   /** deleteAll() dropped the tables: a later call to this instance gets them back, empty. */
   private erased = false;
+  /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
+  private decrypted: Record<string, string> | null = null;
 
   private get store(): SqliteStore {
     if (this.erased) {
@@ -47,14 +50,14 @@ export class Poller extends DurableObject<Env> {
   /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
   async trigger(name: string, kind: 'cron' | 'manual'): Promise<TriggerReply> {
     this.rememberName(name);
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     return engine.engine.trigger(kind);
   }
 
   async status(name: string): Promise<PollerStatus> {
     this.rememberName(name);
-    const wiring = wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config);
+    const wiring = await this.wiring(name);
     return buildStatus({
       name,
       configErrors: wiring.ok ? [] : wiring.errors,
@@ -80,7 +83,7 @@ export class Poller extends DurableObject<Env> {
   /** Runs now and answers with the run's outcome, or says why it was skipped (admin). */
   async runNow(name: string) {
     this.rememberName(name);
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured' as const, errors: engine.errors };
     const reply = await engine.engine.runNow();
     audit(
@@ -99,7 +102,7 @@ export class Poller extends DurableObject<Env> {
     this.rememberName(name);
     this.store.setPaused(paused);
     audit(this.store, name, paused ? 'poller.paused' : 'poller.resumed', { reason }, Date.now());
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     // Resumed, a self-scheduled poller books its next tick again (the ones it missed are not
     // made up: the next window covers them).
     if (engine.ok) await engine.engine.ensureScheduled();
@@ -128,7 +131,7 @@ export class Poller extends DurableObject<Env> {
       { version },
       Date.now(),
     );
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     if (engine.ok) await engine.engine.ensureScheduled();
     else await this.ctx.storage.deleteAlarm();
     await this.reportToRegistry(name);
@@ -151,7 +154,7 @@ export class Poller extends DurableObject<Env> {
   async ensureScheduled(name: string) {
     this.rememberName(name);
     this.store.markRegistered();
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     const version = this.store.runtimeConfig()?.version ?? null;
     if (!engine.ok) return { ok: false as const, errors: engine.errors, version };
     const result = await engine.engine.ensureScheduled();
@@ -214,7 +217,7 @@ export class Poller extends DurableObject<Env> {
     key: string,
   ): Promise<ReplayResult | { outcome: 'misconfigured'; errors: string[] }> {
     this.rememberName(name); // the alarm recovers a replay that dies, and needs the name
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     return replayDeadLetter(this.store, engine.context, () => engine.engine.rearm(), key);
   }
@@ -255,7 +258,7 @@ export class Poller extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const name = this.storedName();
     if (name === null) return;
-    const engine = this.engine(name);
+    const engine = await this.engine(name);
     if (!engine.ok) {
       // Not retried: a config error needs a deploy, which brings a fresh trigger.
       console.log(JSON.stringify({ event: 'alarm_skipped', poller: name, errors: engine.errors }));
@@ -272,12 +275,87 @@ export class Poller extends DurableObject<Env> {
     await this.reportToRegistry(name);
   }
 
-  private engine(
+  /** The poller's config, wired, with its own secrets decrypted for `${NAME}`. */
+  private async wiring(name: string): Promise<Wiring> {
+    const own = await this.ownSecrets(name);
+    if (!own.ok) return { ok: false, errors: [`poller "${name}": ${own.error}`] };
+    return wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config, own.values);
+  }
+
+  /**
+   * The poller's own secrets, decrypted once per instance (and again after a change). During
+   * a SECRETS_KEY rotation they are moved to the new key here, on first use.
+   */
+  private async ownSecrets(
     name: string,
-  ):
+  ): Promise<{ ok: true; values: Record<string, string> } | { ok: false; error: string }> {
+    if (this.decrypted !== null) return { ok: true, values: this.decrypted };
+    const secrets = new PollerSecrets(this.ctx.storage.sql);
+    if (secrets.list().length === 0) return { ok: true, values: {} };
+    const keys = secretKeysFrom(this.env);
+    if (!keys.ok) return { ok: false, error: keys.error.message };
+    try {
+      if (keys.keys.previous) await secrets.reencrypt(keys.keys, name);
+      this.decrypted = await secrets.decryptAll(keys.keys, name);
+      return { ok: true, values: this.decrypted };
+    } catch (error) {
+      return {
+        ok: false,
+        error: isSecretsError(error) ? error.message : 'its secrets could not be read',
+      };
+    }
+  }
+
+  /** Sets one of the poller's own secrets (write-only: the value never comes back). */
+  async putSecret(name: string, secret: string, value: string) {
+    this.rememberName(name);
+    const keys = secretKeysFrom(this.env);
+    if (!keys.ok)
+      return { outcome: 'refused' as const, status: 503 as const, error: keys.error.message };
+    const result = await new PollerSecrets(this.ctx.storage.sql).put(
+      keys.keys,
+      name,
+      secret,
+      value,
+      Date.now(),
+    );
+    if (result.outcome === 'set') {
+      this.decrypted = null;
+      audit(
+        this.store,
+        name,
+        'secret.set',
+        { name: secret, replaced: result.replaced },
+        Date.now(),
+      );
+      await (await this.engine(name)).engine?.ensureScheduled();
+    }
+    return result;
+  }
+
+  /** The names of the poller's own secrets and when each was set; never a value. */
+  async listSecrets(name: string) {
+    this.rememberName(name);
+    return new PollerSecrets(this.ctx.storage.sql).list();
+  }
+
+  async deleteSecret(name: string, secret: string) {
+    this.rememberName(name);
+    const deleted = new PollerSecrets(this.ctx.storage.sql).delete(secret);
+    if (deleted) {
+      this.decrypted = null;
+      audit(this.store, name, 'secret.deleted', { name: secret }, Date.now());
+    }
+    return { deleted };
+  }
+
+  private async engine(
+    name: string,
+  ): Promise<
     | { ok: true; engine: PollerEngine; context: RunContext; redact: (text: string) => string }
-    | { ok: false; errors: string[] } {
-    const wiring = wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config);
+    | { ok: false; errors: string[]; engine?: undefined }
+  > {
+    const wiring = await this.wiring(name);
     if (!wiring.ok) return wiring;
     this.store.deadLetterRetention = wiring.context.config.dead_letter_retention;
     const storage = this.ctx.storage;

@@ -187,4 +187,5 @@ export const TEST_SECRETS = {
   UPSTREAM_TOKEN: 'upstream-secret-7d3b',
   WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   QUERY_KEY: 'qk+9/Zr',
+  SECRETS_KEY: 'test-secrets-key-5b2f-0123456789abcdefghijkl',
 };
