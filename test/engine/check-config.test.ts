@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { checkConfig } from '../../scripts/check-config.ts';
+import { BROKEN_STAGING, wranglerFixture } from '../support/wrangler-fixture.ts';
+
+describe('npm run check-config', () => {
+  it('reports a TOML syntax error as one line with its line number', () => {
+    const path = wranglerFixture('[vars.POLLERS.broken]\ncron = "* * * * *\n');
+    const result = checkConfig({ configPath: path });
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]).toMatch(
+      new RegExp(`^${path.replaceAll('.', '\\.')}:\\d+:\\d+: TOML syntax error: [^\\n]+$`),
+    );
+    const broken = readFileSync(path, 'utf8').split('\n').indexOf('cron = "* * * * *') + 1;
+    expect(result.errors[0]?.startsWith(`${path}:${broken}:`)).toBe(true);
+  });
+
+  it('checks the environment it is given, not the top level', () => {
+    const path = wranglerFixture(BROKEN_STAGING);
+    expect(checkConfig({ configPath: path }).errors).toEqual([]);
+    expect(checkConfig({ configPath: path, environment: 'staging' }).errors).toEqual([
+      'poller "orders": lease_ttl: expected a duration string like "15m", got the number 900',
+    ]);
+  });
+
+  it('refuses an environment that wrangler.toml does not declare', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {}); // wrangler's own, too
+    const path = wranglerFixture();
+    expect(checkConfig({ configPath: path, environment: 'prod' }).errors).toEqual([
+      `${path} has no [env.prod]: wrangler would fall back to the top level's settings`,
+    ]);
+    warn.mockRestore();
+  });
+
+  it('lists the secrets each poller needs, and the API tokens, but not the vars it uses', () => {
+    const result = checkConfig({ configPath: wranglerFixture() });
+    expect(result.secrets).toEqual([
+      { name: 'ADMIN_TOKEN', usedBy: ['the admin API and the dashboard'], optional: false },
+      {
+        name: 'STATUS_TOKEN',
+        usedBy: ['read-only API access (ADMIN_TOKEN reads too)'],
+        optional: true,
+      },
+      { name: 'ORDERS_TOKEN', usedBy: ['poller orders'], optional: false },
+      { name: 'WEBHOOK_SECRET', usedBy: ['poller orders'], optional: false },
+    ]);
+  });
+
+  it('flags the all-zero D1 id: a warning for npm start, an error for a deploy', () => {
+    const path = wranglerFixture('', { d1Id: '00000000-0000-0000-0000-000000000000' });
+    const local = checkConfig({ configPath: path });
+    expect(local.errors).toEqual([]);
+    expect(local.warnings.join('\n')).toContain(
+      'd1_databases: DB ("tidemark-demo") has the placeholder database_id 00000000-0000-0000-0000-000000000000: a deploy would fail',
+    );
+    const deploy = checkConfig({ configPath: path, deploy: true });
+    expect(deploy.errors.join('\n')).toContain('`wrangler d1 create tidemark-demo`');
+    const real = wranglerFixture('', { d1Id: '6f1c2a52-3b0e-4b8f-9a51-0d7d2f0b9c11' });
+    expect(checkConfig({ configPath: real, deploy: true }).errors).toEqual([]);
+  });
+
+  it('says which secrets are unset in .dev.vars', () => {
+    const path = wranglerFixture();
+    const dir = resolve(path, '..');
+    writeFileSync(join(dir, '.dev.vars'), 'ADMIN_TOKEN=a\nORDERS_TOKEN=o\n');
+    const run = spawnSync(
+      process.execPath,
+      [resolve('scripts/check-config.ts'), '--config', 'wrangler.toml'],
+      { cwd: dir, encoding: 'utf8' },
+    );
+    expect(run.status).toBe(0);
+    const rows = run.stdout.split('\n').filter((line) => line.startsWith('  '));
+    expect(
+      rows.map((row) =>
+        row
+          .trim()
+          .split(/\s{2,}/)
+          .slice(0, 2),
+      ),
+    ).toEqual([
+      ['ADMIN_TOKEN', 'set in .dev.vars'],
+      ['STATUS_TOKEN', 'NOT SET in .dev.vars'],
+      ['ORDERS_TOKEN', 'set in .dev.vars'],
+      ['WEBHOOK_SECRET', 'NOT SET in .dev.vars'],
+    ]);
+  });
+});
