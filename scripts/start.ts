@@ -1,18 +1,29 @@
 /**
- * `npm start`: the quick start. Prepares local secrets and the demo database, runs the
- * Worker with `wrangler dev`, fires every cron of [triggers].crons on schedule (wrangler dev
- * does not: it only offers /cdn-cgi/local/scheduled), and prints one line per run.
+ * `npm start`: the quick start. Checks the port, prepares local secrets and the demo database,
+ * runs the Worker with `wrangler dev` (quietly: see dev-output.ts; `npm start -- --verbose`
+ * shows everything), fires every cron of [triggers].crons (the watchdog) right away and then
+ * on schedule (wrangler dev does not: it only offers /cdn-cgi/local/scheduled), starts each
+ * poller's first run at once, and prints one line per run. Stopping it (Ctrl-C, SIGTERM to npm or to this process, or losing the terminal) stops
+ * wrangler and workerd with it: see process-group.ts.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { Cron } from 'croner';
+import { scheduleOf } from '../src/config/schedule.ts';
 import { checkConfig } from './check-config.ts';
+import { createDevOutputFilter } from './dev-output.ts';
 import { fillDevVars, parseDevVars } from './dev-vars.ts';
+import { portProblem } from './port.ts';
+import { superviseGroup } from './process-group.ts';
 
+const HOST = '127.0.0.1';
 const PORT = Number(process.env.PORT ?? 8787);
-const BASE = `http://127.0.0.1:${PORT}`;
-const wrangler = 'node_modules/.bin/wrangler';
+const BASE = `http://${HOST}:${PORT}`;
+const VERBOSE = process.argv.includes('--verbose');
+/** wrangler's own entry point, run by this Node (22): its .bin shim would pick the PATH's node. */
+const WRANGLER = 'node_modules/wrangler/bin/wrangler.js';
 
 /**
  * Creates .dev.vars from the committed example with fresh random tokens and a fresh webhook
@@ -33,43 +44,14 @@ function ensureDevVars(): Record<string, string> {
   return parseDevVars(readFileSync('.dev.vars', 'utf8'));
 }
 
-/** Keeps both ends of a long message: where it happened and what the upstream said. */
-function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max / 2)}…${text.slice(-max / 2)}`;
-}
-
-/** One terminal line for a run's structured log line. */
-function describeRun(line: Record<string, unknown>): string {
-  const checkpoint = typeof line.checkpoint === 'string' ? line.checkpoint : null;
-  const lag = checkpoint ? `${Math.round((Date.now() - Date.parse(checkpoint)) / 1000)}s` : '-';
-  const error = typeof line.error === 'string' ? `  (${shorten(line.error, 160)})` : '';
-  return `run  ${String(line.poller).padEnd(16)} ${String(line.outcome).padEnd(10)} records ${String(line.records).padStart(4)}  checkpoint ${checkpoint ?? '-'}  lag ${lag}${error}`;
-}
-
-/** wrangler dev lines that say nothing to a demo user (requests we make; offline cf lookups). */
-const NOISE = [
-  /\[wrangler:info\] (GET|POST) \/(cdn-cgi|status|demo|\s)/,
-  /Unable to fetch the `Request\.cf` object/,
-  /getaddrinfo ENOTFOUND workers\.cloudflare\.com/,
-  /^\s+at .*(GetAddrInfoReqWrap|callbackTrampoline)/,
-];
-
-function relay(child: ChildProcess): void {
-  for (const stream of [child.stdout, child.stderr]) {
+/** Prints what is worth seeing of wrangler's output. */
+function relay(streams: (Readable | null)[]): void {
+  for (const stream of streams) {
     if (!stream) continue;
+    const filter = createDevOutputFilter({ verbose: VERBOSE });
     createInterface({ input: stream }).on('line', (raw) => {
-      const start = raw.indexOf('{"event"');
-      if (start >= 0) {
-        try {
-          const line = JSON.parse(raw.slice(start)) as Record<string, unknown>;
-          if (line.event === 'run') return console.log(describeRun(line));
-          return console.log(`${line.event}  ${JSON.stringify(line)}`);
-        } catch {
-          // not ours: print as is
-        }
-      }
-      if (NOISE.some((pattern) => pattern.test(raw))) return;
-      console.log(raw);
+      const line = filter(raw);
+      if (line !== undefined) console.log(line);
     });
   }
 }
@@ -102,54 +84,96 @@ async function printAudit(): Promise<void> {
   }
 }
 
+/** Fires a cron's pollers the way Cloudflare would; says so when it could not. */
+async function fire(cron: string): Promise<void> {
+  try {
+    await fetch(`${BASE}/cdn-cgi/local/scheduled?cron=${encodeURIComponent(cron)}`);
+  } catch (error) {
+    console.log(`could not fire cron ${cron}: ${String(error)}`);
+  }
+}
+
 async function main(): Promise<void> {
+  if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65_535) {
+    console.error(`PORT=${process.env.PORT} is not a port number (1-65535)`);
+    process.exit(1);
+  }
+  const busy = await portProblem(PORT, HOST);
+  if (busy) {
+    console.error(busy);
+    process.exit(1);
+  }
   const secrets = ensureDevVars();
   bearer = { authorization: `Bearer ${secrets.STATUS_TOKEN ?? ''}` };
-  const config = checkConfig({ secrets });
+  const config = checkConfig({ secrets, strict: true });
   if (config.errors.length > 0) {
-    console.error('wrangler.toml POLLERS has errors:');
+    console.error('wrangler.toml has errors:');
     for (const error of config.errors) console.error(`  - ${error}`);
     process.exit(1);
   }
-  const migrate = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'DB', '--local'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, CI: 'true' },
-  });
+  const migrate = spawnSync(
+    process.execPath,
+    [WRANGLER, 'd1', 'migrations', 'apply', 'DB', '--local'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, CI: 'true' } },
+  );
   if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
-  const dev = spawn(wrangler, ['dev', '--port', String(PORT), '--ip', '127.0.0.1'], {
+  const quiet = VERBOSE ? [] : ['--log-level', 'log'];
+  // --test-scheduled: crons are fired (by us), so no warning that they are not.
+  const args = ['dev', '--port', String(PORT), '--ip', HOST, '--test-scheduled', ...quiet];
+  const dev = superviseGroup(process.execPath, [WRANGLER, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
+    onStop: (reason) => console.log(`stopping wrangler and workerd (${reason})`),
   });
-  relay(dev);
-  const stop = () => {
-    dev.kill('SIGINT');
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  dev.on('exit', (code) => process.exit(code ?? 0));
+  relay([dev.child.stdout, dev.child.stderr]);
+  try {
+    await waitForWorker();
+  } catch (error) {
+    console.error(String(error));
+    dev.stop('the Worker did not start', 1);
+    return;
+  }
 
-  await waitForWorker();
+  const now = Date.now();
+  const enabled = config.valid.filter((entry) => entry.config.enabled);
+  const firstTicks = enabled.map((entry) => {
+    const next = scheduleOf(entry.name, entry.config).next(now);
+    return `${entry.name} at ${next === null ? '(never)' : new Date(next).toTimeString().slice(0, 8)}`;
+  });
+  const read = `Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}`;
   console.log(`
 tidemark is running on ${BASE}
   dashboard  ${BASE}/   (enter the admin token below)
   admin token (ADMIN_TOKEN, from .dev.vars): ${secrets.ADMIN_TOKEN ?? '(not set)'}
-  status     curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/status
-  metrics    curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/metrics
+  status     curl -H "${read}" ${BASE}/status
+  metrics    curl -H "${read}" ${BASE}/metrics
   health     ${BASE}/healthz
-  audit      curl -H "Authorization: Bearer ${secrets.STATUS_TOKEN ?? '<STATUS_TOKEN>'}" ${BASE}/demo/audit   (missing_below_checkpoint must stay 0)
-  crons      ${config.crons.join(', ')} fired locally on schedule; Ctrl-C stops
+  audit      curl -H "${read}" ${BASE}/demo/audit   (missing_below_checkpoint must stay 0)
+  watchdog   cron ${config.crons.join(', ')}: fired now and on schedule (wrangler dev does not fire crons)
+  first run  now: it sets each poller's checkpoint (or catches up from one an earlier npm start
+             left); new records arrive from the next tick: ${firstTicks.join(', ') || '(no poller enabled)'}
+  Ctrl-C stops everything: wrangler and workerd too
 `);
+  await Promise.all(config.crons.map(fire));
+  for (const entry of enabled) void runNow(entry.name, secrets.ADMIN_TOKEN);
   for (const cron of config.crons) {
     new Cron(cron, { timezone: 'UTC' }, async () => {
-      try {
-        await fetch(`${BASE}/cdn-cgi/local/scheduled?cron=${encodeURIComponent(cron)}`);
-      } catch (error) {
-        console.log(`could not fire cron ${cron}: ${String(error)}`);
-      }
+      await fire(cron);
       setTimeout(printAudit, 5_000);
     });
+  }
+}
+
+/** The dashboard's "Run now", so that the first run does not wait for the first tick. */
+async function runNow(poller: string, adminToken: string | undefined): Promise<void> {
+  try {
+    await fetch(`${BASE}/pollers/${encodeURIComponent(poller)}/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken ?? ''}` },
+    });
+  } catch (error) {
+    console.log(`could not start a first run of ${poller}: ${String(error)}`);
   }
 }
 
