@@ -20,6 +20,8 @@ interface Env {
   SECRETS_KEY?: string;
   /** Secret, while rotating SECRETS_KEY: the old key, still accepted for decryption. */
   SECRETS_KEY_PREVIOUS?: string;
+  /** Label keys (comma-separated, at most 5) the fleet's /metrics series are split by. */
+  METRICS_LABELS?: string;
   /** Runtime pollers the watchdog looks at per cron tick (default 200). */
   WATCHDOG_SLICE?: string;
 }

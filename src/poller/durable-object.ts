@@ -174,6 +174,7 @@ export class Poller extends DurableObject<Env> {
       state: status.state,
       checkpoint: status.checkpoint === null ? null : Date.parse(status.checkpoint),
       deadLetters: status.dead_letters.count,
+      atFault: status.alerts.length > 0,
     };
     const now = Date.now();
     const last = this.store.lastReport();
@@ -181,6 +182,7 @@ export class Poller extends DurableObject<Env> {
       last === null ||
       last.state !== summary.state ||
       last.deadLetters !== summary.deadLetters ||
+      last.atFault !== summary.atFault ||
       (last.checkpoint !== summary.checkpoint && now - last.at >= REPORT_EVERY_MS);
     if (!changed) return;
     try {

@@ -711,6 +711,7 @@ export class SqliteStore implements PollerStore {
     state: string;
     checkpoint: number | null;
     deadLetters: number;
+    atFault?: boolean;
     at: number;
   } | null {
     const text = this.meta('reported');
@@ -721,6 +722,7 @@ export class SqliteStore implements PollerStore {
     state: string;
     checkpoint: number | null;
     deadLetters: number;
+    atFault: boolean;
     at: number;
   }): void {
     this.setMeta('reported', JSON.stringify(report));

@@ -15,6 +15,8 @@ export interface PollerSummary {
   state: string;
   checkpoint: number | null;
   deadLetters: number;
+  /** /healthz counts it as at fault (its status has alerts). */
+  atFault: boolean;
 }
 
 export interface RegistryEntry {
@@ -31,6 +33,16 @@ export interface RegistryEntry {
   reportedAt: number | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** One group of the fleet: its state, kind and label values, and how many pollers it has. */
+export interface FleetGroup {
+  state: string | null;
+  kind: string;
+  labels: Record<string, string>;
+  count: number;
+  atFault: number;
+  deadLetters: number;
 }
 
 export interface ListQuery {
@@ -184,11 +196,12 @@ export class Registry extends DurableObject<Env> {
   /** What a poller reports about itself; only a change writes. */
   async report(name: string, summary: PollerSummary, now: number): Promise<boolean> {
     const cursor = this.sql.exec(
-      `UPDATE pollers SET state = ?, checkpoint = ?, dead_letters = ?, reported_at = ?
+      `UPDATE pollers SET state = ?, checkpoint = ?, dead_letters = ?, at_fault = ?, reported_at = ?
        WHERE name = ? AND phase != 'deleting'`,
       summary.state,
       summary.checkpoint,
       summary.deadLetters,
+      summary.atFault ? 1 : 0,
       now,
       name,
     );
@@ -286,13 +299,45 @@ export class Registry extends DurableObject<Env> {
     return { stuck, slice: rows.map(entryOf), total };
   }
 
-  /** Counts by state and kind, for /metrics and /healthz at any number of pollers. */
-  async summary(): Promise<{ state: string | null; kind: string; count: number }[]> {
-    return this.sql
-      .exec<{ state: string | null; kind: string; count: number }>(
-        "SELECT state, kind, COUNT(*) AS count FROM pollers WHERE phase != 'deleting' GROUP BY state, kind",
+  /**
+   * Counts by state and kind, and by the values of the label keys asked for, for /metrics
+   * and /healthz at any number of pollers: as many rows as distinct combinations, never one
+   * per poller.
+   */
+  async summary(labelKeys: string[] = []): Promise<FleetGroup[]> {
+    const columns = labelKeys.map((_, index) => `json_extract(labels, ?) AS l${index}`);
+    const rows = this.sql
+      .exec<Record<string, string | number | null>>(
+        `SELECT state, kind, ${[...columns, 'COUNT(*) AS count', 'SUM(at_fault) AS at_fault', 'SUM(dead_letters) AS dead_letters'].join(', ')}
+         FROM pollers WHERE phase != 'deleting'
+         GROUP BY state, kind${labelKeys.map((_, index) => `, l${index}`).join('')}`,
+        ...labelKeys.map((key) => `$."${key.replaceAll('"', '')}"`),
       )
       .toArray();
+    return rows.map((row) => ({
+      state: row.state === null ? null : String(row.state),
+      kind: String(row.kind),
+      labels: Object.fromEntries(
+        labelKeys.map((key, index) => [
+          key,
+          row[`l${index}`] === null ? '' : String(row[`l${index}`]),
+        ]),
+      ),
+      count: Number(row.count),
+      atFault: Number(row.at_fault ?? 0),
+      deadLetters: Number(row.dead_letters ?? 0),
+    }));
+  }
+
+  /** The names of runtime pollers at fault, the first `limit` by name. */
+  async atFault(limit: number): Promise<string[]> {
+    return this.sql
+      .exec<{ name: string }>(
+        "SELECT name FROM pollers WHERE at_fault = 1 AND kind = 'runtime' AND phase = 'active' ORDER BY name LIMIT ?",
+        limit,
+      )
+      .toArray()
+      .map((row) => row.name);
   }
 
   /** The newest deletions first. */

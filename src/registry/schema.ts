@@ -26,6 +26,9 @@ export const REGISTRY_MIGRATIONS: readonly string[] = [
      detail TEXT NOT NULL
    );
    CREATE TABLE registry_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+  // 2: whether /healthz counts the poller as at fault (its status has alerts).
+  `ALTER TABLE pollers ADD COLUMN at_fault INTEGER NOT NULL DEFAULT 0;
+   CREATE INDEX pollers_at_fault ON pollers (name) WHERE at_fault = 1;`,
 ];
 
 export function migrateRegistry(storage: DurableObjectStorage): void {

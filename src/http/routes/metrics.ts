@@ -1,13 +1,63 @@
 import { Hono } from 'hono';
 import { TABLES } from '../../poller/sqlite-store.ts';
 import type { PollerStatus } from '../../poller/status.ts';
+import { type FleetGroup, registryOf } from '../../registry/registry.ts';
 import { requireToken } from '../auth.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
 import { type MetricFamily, renderMetrics } from '../prometheus.ts';
 
 const seconds = (iso: string | null) => (iso === null ? 0 : Date.parse(iso) / 1000);
 
-/** GET /metrics: every poller's state in the Prometheus text format (read access). */
+/** The label keys METRICS_LABELS names (comma-separated): the fleet's series are split by them. */
+function metricsLabels(env: Env): string[] {
+  return (env.METRICS_LABELS ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+    .slice(0, 5);
+}
+
+/**
+ * The fleet in aggregate, from the registry: pollers by state and kind (and by the label keys
+ * METRICS_LABELS names), how many are at fault and their dead letters. As many series as
+ * there are distinct groups, never one per poller: bounded at ten thousand pollers.
+ */
+async function fleetFamilies(env: Env): Promise<MetricFamily[]> {
+  const keys = metricsLabels(env);
+  const groups = await registryOf(env).summary(keys);
+  const family = (name: string, help: string, value: (g: FleetGroup) => number): MetricFamily => ({
+    name,
+    help,
+    type: 'gauge',
+    samples: groups.map((group) => ({
+      labels: { state: group.state ?? 'unknown', kind: group.kind, ...group.labels },
+      value: value(group),
+    })),
+  });
+  return [
+    family(
+      'tidemark_fleet_pollers',
+      'Pollers, static and runtime, by state (and by METRICS_LABELS).',
+      (g) => g.count,
+    ),
+    family(
+      'tidemark_fleet_pollers_at_fault',
+      'Pollers /healthz counts as at fault.',
+      (g) => g.atFault,
+    ),
+    family(
+      'tidemark_fleet_dead_letters',
+      'Dead letters held by the pollers of each group.',
+      (g) => g.deadLetters,
+    ),
+  ];
+}
+
+/**
+ * GET /metrics (read access), in the Prometheus text format: each static poller's own series
+ * (POLLERS fits in 5 KB: a few dozen pollers at most), and the whole fleet, runtime pollers
+ * included, in aggregate (a runtime poller's own figures are in GET /status/:name).
+ */
 export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
   '/',
   requireToken('read'),
@@ -100,6 +150,7 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
         (s) => (s.state === 'misconfigured' ? 1 : 0),
       ),
     ];
+    families.push(...(await fleetFamilies(c.env)));
     return c.text(renderMetrics(families), 200, {
       'content-type': 'text/plain; version=0.0.4; charset=utf-8',
     });
