@@ -126,6 +126,7 @@ function secretsNeeded(vars: Record<string, unknown>): SecretNeed[] {
   };
   need('ADMIN_TOKEN', 'the admin API and the dashboard');
   need('STATUS_TOKEN', 'read-only API access (ADMIN_TOKEN reads too)', true);
+  need('SECRETS_KEY', 'per-poller secrets stored through the API', true);
   const table = readPollersTable(vars.POLLERS);
   for (const [poller, raw] of table.ok ? Object.entries(table.pollers) : []) {
     for (const name of references(raw)) {

@@ -43,6 +43,11 @@ describe('npm run check-config', () => {
         usedBy: ['read-only API access (ADMIN_TOKEN reads too)'],
         optional: true,
       },
+      {
+        name: 'SECRETS_KEY',
+        usedBy: ['per-poller secrets stored through the API'],
+        optional: true,
+      },
       { name: 'ORDERS_TOKEN', usedBy: ['poller orders'], optional: false },
       { name: 'WEBHOOK_SECRET', usedBy: ['poller orders'], optional: false },
     ]);
@@ -82,6 +87,7 @@ describe('npm run check-config', () => {
     ).toEqual([
       ['ADMIN_TOKEN', 'set in .dev.vars'],
       ['STATUS_TOKEN', 'NOT SET in .dev.vars'],
+      ['SECRETS_KEY', 'NOT SET in .dev.vars'],
       ['ORDERS_TOKEN', 'set in .dev.vars'],
       ['WEBHOOK_SECRET', 'NOT SET in .dev.vars'],
     ]);
