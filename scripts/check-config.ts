@@ -79,6 +79,12 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
         ? 'secret-set-elsewhere'
         : target[name as string],
   });
+  // Pollers schedule themselves; the one cron the Worker needs is its watchdog's.
+  if (result.crons.length === 0) {
+    result.errors.push(
+      `${where}: [triggers].crons is empty: add one cron (e.g. "* * * * *") for the watchdog that repairs lost alarms and finishes interrupted creates and deletes`,
+    );
+  }
   const loaded = loadPollers(env);
   result.pollers = loaded.pollers.map((entry) => entry.name);
   result.valid = loaded.pollers.filter((entry) => entry.ok);

@@ -17,6 +17,14 @@ describe('npm run check-config', () => {
     expect(result.errors[0]?.startsWith(`${path}:${broken}:`)).toBe(true);
   });
 
+  it('needs one cron in [triggers].crons: the watchdog that arms every poller', () => {
+    const path = wranglerFixture();
+    writeFileSync(path, readFileSync(path, 'utf8').replace('crons = ["* * * * *"]', 'crons = []'));
+    expect(checkConfig({ configPath: path }).errors).toEqual([
+      expect.stringContaining('[triggers].crons is empty: add one cron'),
+    ]);
+  });
+
   it('checks the environment it is given, not the top level', () => {
     const path = wranglerFixture(BROKEN_STAGING);
     expect(checkConfig({ configPath: path }).errors).toEqual([]);

@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
@@ -8,15 +8,19 @@ import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
 const MINUTE = 60_000;
 let upstream: FakeUpstream;
 let receiver: FakeReceiver;
-/** The Authorization header of each upstream request. */
-let presented: (string | null)[];
+/** The Authorization header of each upstream request, by the poller that sent it. */
+let sent: { poller: string; authorization: string | null }[];
+/** What the poller `name` sent (other tests' pollers may tick meanwhile). */
+const presentedBy = (name: string) =>
+  sent.filter((request) => request.poller === name).map((request) => request.authorization);
 
 beforeEach(() => {
   upstream = new FakeUpstream();
-  presented = [];
+  sent = [];
   const recording = {
     handle: (request: Request) => {
-      presented.push(request.headers.get('authorization'));
+      const poller = new URL(request.url).searchParams.get('poller') ?? '';
+      sent.push({ poller, authorization: request.headers.get('authorization') });
       return upstream.handle(request);
     },
   };
@@ -34,21 +38,17 @@ function call(method: string, path: string, body?: string, contentType = 'text/p
 const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
 const alarmOf = (name: string) =>
   runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
-/** Makes the poller's next tick due now and runs it. */
+/** Runs the poller now (the run a tick would start, without waiting for the tick). */
 async function tickNow(name: string) {
-  await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
-    state.storage.sql.exec('UPDATE poller_state SET next_tick_at = ?', Date.now() - 1);
-    await state.storage.setAlarm(Date.now() - 1);
-  });
-  await runDurableObjectAlarm(objectOf(name));
+  await objectOf(name).runNow(name);
 }
 
-function config(token: string) {
+function config(name: string, token: string) {
   return JSON.stringify({
     every: '60s',
     start_from: new Date(Date.now() - MINUTE).toISOString(),
     source: {
-      url: 'https://upstream.test/v1/sessions',
+      url: `https://upstream.test/v1/sessions?poller=${name}`,
       from_param: 'date_from',
       items: 'sessions',
       headers: { Authorization: `Bearer \${${token}}` },
@@ -67,7 +67,7 @@ describe('per-poller secrets', () => {
     const created = await call(
       'PUT',
       `/pollers/${name}`,
-      config('TENANT_TOKEN'),
+      config(name, 'TENANT_TOKEN'),
       'application/json',
     );
     expect(created.status).toBe(201);
@@ -81,7 +81,7 @@ describe('per-poller secrets', () => {
 
     upstream.add('s1', Date.now() - 30_000);
     await tickNow(name);
-    expect(presented).toContain(`Bearer ${value}`);
+    expect(presentedBy(name)).toContain(`Bearer ${value}`);
     expect(receiver.ids()).toContain('s1');
 
     const listed = await call('GET', `/pollers/${name}/secrets`);
@@ -103,7 +103,7 @@ describe('per-poller secrets', () => {
 
   it('resolves a poller’s own secret before the Worker’s of the same name', async () => {
     const name = unique('own-first');
-    await call('PUT', `/pollers/${name}`, config('UPSTREAM_TOKEN'), 'application/json');
+    await call('PUT', `/pollers/${name}`, config(name, 'UPSTREAM_TOKEN'), 'application/json');
     await call(
       'PUT',
       `/pollers/${name}/secrets/UPSTREAM_TOKEN`,
@@ -111,12 +111,12 @@ describe('per-poller secrets', () => {
       'application/json',
     );
     await tickNow(name);
-    expect(presented).toEqual(['Bearer own-1234567']);
+    expect(presentedBy(name)).toEqual(['Bearer own-1234567']);
 
     // Deleted, the Worker's takes over again.
     expect((await call('DELETE', `/pollers/${name}/secrets/UPSTREAM_TOKEN`)).status).toBe(200);
     await tickNow(name);
-    expect(presented.at(-1)).toBe(`Bearer ${TEST_SECRETS.UPSTREAM_TOKEN}`);
+    expect(presentedBy(name).at(-1)).toBe(`Bearer ${TEST_SECRETS.UPSTREAM_TOKEN}`);
     expect((await call('DELETE', `/pollers/${name}/secrets/UPSTREAM_TOKEN`)).status).toBe(404);
     await call('DELETE', `/pollers/${name}`);
   });
@@ -126,7 +126,7 @@ describe('per-poller secrets', () => {
     const response = await call(
       'PUT',
       `/pollers/${name}`,
-      config('SECRETS_KEY'),
+      config(name, 'SECRETS_KEY'),
       'application/json',
     );
     expect(response.status).toBe(400);

@@ -47,7 +47,9 @@ const alarmOf = (name: string) =>
   runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
 
 describe('runtime pollers: PUT, GET, DELETE', () => {
-  it('creates a poller with one PUT (201), and it starts delivering with no change to wrangler.toml', async () => {
+  it('creates a poller with one PUT (201), and it starts delivering with no change to wrangler.toml', {
+    timeout: 30_000,
+  }, async () => {
     const name = unique('tenant');
     upstream.add('s1', Date.now() - 30_000);
     const created = await call('PUT', `/pollers/${name}`, {
