@@ -1,7 +1,6 @@
-import { runInDurableObject } from 'cloudflare:test';
-import { env, exports } from 'cloudflare:workers';
+import { exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Poller } from '../../src/poller/durable-object.ts';
+import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
 
@@ -27,38 +26,21 @@ beforeEach(() => {
   ({ receiver } = installFakes({ 'upstream.test': recording }));
 });
 
-function call(method: string, path: string, body?: string, contentType = 'text/plain') {
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TEST_SECRETS.ADMIN_TOKEN}`, 'content-type': contentType },
-    ...(body === undefined ? {} : { body }),
-  });
-}
+const call = (method: string, path: string, body?: string, contentType = 'text/plain') =>
+  api(method, path, body, { contentType });
 
-const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
-const alarmOf = (name: string) =>
-  runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
 /** Runs the poller now (the run a tick would start, without waiting for the tick). */
 async function tickNow(name: string) {
   await objectOf(name).runNow(name);
 }
 
-function config(name: string, token: string) {
-  return JSON.stringify({
-    every: '60s',
-    start_from: new Date(Date.now() - MINUTE).toISOString(),
-    source: {
-      url: `https://upstream.test/v1/sessions?poller=${name}`,
-      from_param: 'date_from',
-      items: 'sessions',
-      headers: { Authorization: `Bearer \${${token}}` },
-      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
-    },
-    deliver: { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
-  });
-}
-
-const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+const config = (name: string, token: string) =>
+  JSON.stringify(
+    runtimeConfig(
+      { labels: {}, start_from: new Date(Date.now() - MINUTE).toISOString() },
+      { token, url: `https://upstream.test/v1/sessions?poller=${name}` },
+    ),
+  );
 
 describe('per-poller secrets', () => {
   it('a poller whose ${NAME} is its own secret waits for it, then sends it; the value is never shown', async () => {

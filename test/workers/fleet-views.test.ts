@@ -2,6 +2,7 @@ import { env, exports } from 'cloudflare:workers';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
+import { api, runtimeConfig } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
 
@@ -11,28 +12,10 @@ beforeEach(() => {
   installFakes();
 });
 
-function call(method: string, path: string, body?: unknown, token = ADMIN_TOKEN) {
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
-
-function config(labels: Record<string, string>, token = 'UPSTREAM_TOKEN') {
-  return {
-    every: '60s',
-    labels,
-    source: {
-      url: 'https://upstream.test/v1/sessions',
-      from_param: 'date_from',
-      items: 'sessions',
-      headers: { Authorization: `Bearer \${${token}}` },
-      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
-    },
-    deliver: { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
-  };
-}
+const call = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
+  api(method, path, body, { token });
+const config = (labels: Record<string, string>, token = 'UPSTREAM_TOKEN') =>
+  runtimeConfig({ labels }, { token });
 
 describe('fleet views stay bounded at any number of pollers', () => {
   it('/metrics has no series per runtime poller: the fleet is counted by state, kind and the METRICS_LABELS keys', async () => {

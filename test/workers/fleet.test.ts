@@ -1,9 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { env, exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { registryOf } from '../../src/registry/registry.ts';
 import { watchdog } from '../../src/watchdog.ts';
+import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 
@@ -16,35 +17,9 @@ beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
 
-function call(method: string, path: string, body?: unknown, token = ADMIN_TOKEN) {
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
-
-/** A runtime poller of the fake upstream, ticking by itself. */
-function config(overrides: Record<string, unknown> = {}) {
-  return {
-    every: '60s',
-    labels: { tenant: 'acme' },
-    source: {
-      url: 'https://upstream.test/v1/sessions',
-      from_param: 'date_from',
-      items: 'sessions',
-      headers: { Authorization: 'Bearer ${UPSTREAM_TOKEN}' },
-      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
-    },
-    deliver: { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
-    ...overrides,
-  };
-}
-
-const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
-const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
-const alarmOf = (name: string) =>
-  runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
+const call = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
+  api(method, path, body, { token });
+const config = (overrides: Record<string, unknown> = {}) => runtimeConfig(overrides);
 
 describe('runtime pollers: PUT, GET, DELETE', () => {
   it('creates a poller with one PUT (201), and it starts delivering with no change to wrangler.toml', {

@@ -1,0 +1,55 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
+import type { Poller } from '../../src/poller/durable-object.ts';
+import { TEST_SECRETS } from './pollers.ts';
+
+/**
+ * What the fleet tests share: the Worker's API with a token, a runtime poller's config for the
+ * fake upstream and receiver (test/workers/fakes.ts), and a poller's object and alarm.
+ */
+
+/** A call to the Worker's API; a body that is not a string is sent as JSON. */
+export function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { token?: string; contentType?: string } = {},
+) {
+  const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
+  return exports.default.fetch(`https://tidemark.test${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${options.token ?? TEST_SECRETS.ADMIN_TOKEN}`,
+      'content-type': options.contentType ?? 'application/json',
+    },
+    ...(text === undefined ? {} : { body: text }),
+  });
+}
+
+/** A runtime poller of the fake upstream, ticking by itself every minute. */
+export function runtimeConfig(
+  overrides: Record<string, unknown> = {},
+  options: { token?: string; url?: string } = {},
+) {
+  return {
+    every: '60s',
+    labels: { tenant: 'acme' },
+    source: {
+      url: options.url ?? 'https://upstream.test/v1/sessions',
+      from_param: 'date_from',
+      items: 'sessions',
+      headers: { Authorization: `Bearer \${${options.token ?? 'UPSTREAM_TOKEN'}}` },
+      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+    },
+    deliver: { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
+    ...overrides,
+  };
+}
+
+/** A poller name no other test uses. */
+export const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+
+export const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
+
+export const alarmOf = (name: string) =>
+  runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
