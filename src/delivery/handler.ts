@@ -1,8 +1,8 @@
 import { redact } from '../config/interpolate.ts';
+import { withDeadline } from '../deadline.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { Handler } from '../handlers/types.ts';
-import { withDeadline } from './deadline.ts';
 
 /**
  * Handler delivery: calls a registered function per record; a resolved promise is success.

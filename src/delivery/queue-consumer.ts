@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
+import { withDeadline } from '../deadline.ts';
 import { backoffDelay } from '../engine/backoff.ts';
-import { withDeadline } from './deadline.ts';
 import { findHandler } from './index.ts';
 
 const messageBody = z.object({

@@ -1,6 +1,6 @@
+import { withDeadline } from '../deadline.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
-import { withDeadline } from './deadline.ts';
 
 /** The body of one queue message. */
 export interface QueueMessageBody {

@@ -1,9 +1,9 @@
 import { redact } from '../config/interpolate.ts';
 import type { WebhookConfig } from '../config/schema.ts';
+import { withDeadline } from '../deadline.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
-import { withDeadline } from './deadline.ts';
 import { sha256Hex, signWebhook, webhookId } from './standard-webhooks.ts';
 
 /** The JSON body of one webhook delivery, or one element of a batch. */

@@ -1,9 +1,9 @@
 import { redact } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
+import { type Deadline, startDeadline, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
-import { type Deadline, startDeadline, TIMED_OUT } from './deadline.ts';
 import { readPath } from './dot-path.ts';
 import { nextPage, pageUrl } from './paging.ts';
 import { readRateLimit } from './rate-limit.ts';

@@ -1,4 +1,4 @@
-import { type Deadline, TIMED_OUT } from './deadline.ts';
+import { type Deadline, TIMED_OUT } from '../deadline.ts';
 
 /** A response body read whole, or why it could not be. */
 export type BodyRead =
