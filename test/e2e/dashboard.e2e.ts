@@ -8,7 +8,8 @@
  *
  * Screenshots (test-results/, git-ignored): dashboard.png (the overview), dashboard-poller.png,
  * dashboard-discard.png (the reason dialog), dashboard-390.png and dashboard-poller-390.png
- * (a 390 px wide phone), dashboard-disconnected.png.
+ * (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
+ * filtered by label and state) and dashboard-fleet-390.png.
  *
  *   npm run test:e2e     (needs /usr/bin/chromium: apt-get install chromium)
  */
@@ -30,6 +31,10 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results';
 const wrangler = 'node_modules/.bin/wrangler';
 const LETTERS = 'e2e_letters';
+/** Runtime pollers created over the API for the fleet views: more than a page (50). */
+const FLEET = Array.from({ length: 60 }, (_, i) => `e2e-fleet-${String(i).padStart(2, '0')}`);
+const tierOf = (i: number) => (i % 3 === 0 ? 'gold' : 'free');
+const PAUSED = 'e2e-fleet-06';
 
 function fail(message: string): never {
   console.error(`e2e: ${message}`);
@@ -369,6 +374,91 @@ try {
     await page.locator('#banner').waitFor({ state: 'hidden', timeout: 15_000 });
     step('the banner goes once a refresh works again');
 
+    // --- The fleet: 60 runtime pollers, paged and filtered -----------------------------
+    await createFleet();
+    await page.goto(`${BASE}/`);
+    const fleetRows = page.locator('table.pollers tbody tr[data-poller^="e2e-fleet-"]');
+    const range = page.locator('#page-range');
+    /** Waits until the page shows exactly these fleet pollers, in this order. */
+    const showing = async (names: string[], what: string) => {
+      await page.waitForFunction(
+        (expected) =>
+          Array.from(
+            document.querySelectorAll('table.pollers tbody tr[data-poller^="e2e-fleet-"]'),
+            (tr) => tr.getAttribute('data-poller'),
+          ).join(' ') === expected.join(' '),
+        names,
+        { timeout: 15_000 },
+      );
+      step(`${what}: ${names.length} rows, "${await range.textContent()}"`);
+    };
+    await page.fill('#filter-search', 'e2e-fleet');
+    await page.click('#filters button[type="submit"]');
+    await showing(FLEET.slice(0, 50), 'search "e2e-fleet", page 1');
+    if ((await range.textContent()) !== 'pollers 1–50') throw new Error('page 1 is not 1–50');
+    if (!(await page.locator('#page-prev').isDisabled())) throw new Error('Previous on page 1');
+    await page.click('#page-next');
+    await showing(FLEET.slice(50), 'Next');
+    if ((await range.textContent()) !== 'pollers 51–60') throw new Error('page 2 is not 51–60');
+    if (!(await page.locator('#page-next').isDisabled())) throw new Error('Next on the last page');
+    await page.click('#page-prev');
+    await showing(FLEET.slice(0, 50), 'Previous');
+    await page.click('#page-next');
+    await showing(FLEET.slice(50), 'Next again');
+    await page.reload(); // the filters, the page and the way back survive a reload
+    await showing(FLEET.slice(50), 'reloaded');
+    await page.click('#page-prev');
+    await showing(FLEET.slice(0, 50), 'Previous after the reload');
+
+    const firstRow = fleetRows.first();
+    if ((await firstRow.locator('.kind.runtime').count()) !== 1)
+      throw new Error('a runtime poller is not marked runtime');
+    await firstRow.locator('a.label', { hasText: 'tier=gold' }).click();
+    const gold = FLEET.filter((_, i) => tierOf(i) === 'gold');
+    await showing(gold, 'a click on the label tier=gold');
+    if ((await page.inputValue('#filter-label')) !== 'tier=gold')
+      throw new Error('the label filter box does not say tier=gold');
+    await page.selectOption('#filter-state', 'paused');
+    await showing([PAUSED], 'state paused');
+    await fleetRows.first().locator('.state.paused').waitFor({ timeout: 5_000 });
+    const url = await page.evaluate(() => location.href);
+    if (
+      !url.includes('state=paused') ||
+      !url.includes('label=tier%3Dgold') ||
+      url.includes(ADMIN_TOKEN)
+    )
+      throw new Error(`the URL does not hold the filters (or holds the token): ${url}`);
+    await shot(page, 'dashboard-fleet.png');
+    await page.goBack();
+    await showing(gold, 'Back: state filter gone, the label filter kept');
+    if ((await page.inputValue('#filter-state')) !== '')
+      throw new Error('Back left the state filter set');
+    await page.fill('#filter-search', 'e2e-fleet-1');
+    await page.click('#filters button[type="submit"]');
+    await showing(
+      gold.filter((name) => name.startsWith('e2e-fleet-1')),
+      'search "e2e-fleet-1"',
+    );
+    await page.click('#filter-clear');
+    await page.locator('tr[data-poller="demo_sessions"]').waitFor({ timeout: 15_000 });
+    step('Clear: every poller again, the static ones first by name');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.fill('#filter-label', 'tier=gold');
+    await page.click('#filters button[type="submit"]');
+    await showing(gold, 'at 390 px, tier=gold');
+    await noHorizontalOverflow(page, 'the filtered overview');
+    await shot(page, 'dashboard-fleet-390.png');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    await fleetRows.first().locator(`a[href="/dashboard/pollers/${gold[0]}"]`).first().click();
+    await page.locator(`section[data-poller-page="${gold[0]}"]`).waitFor({ timeout: 15_000 });
+    const written = (await page.locator('pre.config').textContent()) ?? '';
+    if (!written.includes('${WEBHOOK_SECRET}') || written.includes('whsec_'))
+      throw new Error(`a runtime poller's config shows a secret:\n${written}`);
+    await page.locator('dl.facts dd', { hasText: 'runtime: created with PUT' }).waitFor();
+    step(`a runtime poller's page shows its config as written, \${WEBHOOK_SECRET} and all`);
+
     if (violations.length > 0)
       throw new Error(`the page broke its Content-Security-Policy:\n  ${violations.join('\n  ')}`);
     step('no Content-Security-Policy violation');
@@ -381,6 +471,34 @@ try {
 }
 cleanup();
 process.exit(0);
+
+/** Creates the fleet over the admin API, 20 at a time, and pauses one gold poller. */
+async function createFleet(): Promise<void> {
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${BASE}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  for (let start = 0; start < FLEET.length; start += 20) {
+    const answers = await Promise.all(
+      FLEET.slice(start, start + 20).map((name, i) =>
+        admin('PUT', `/pollers/${name}`, {
+          every: '5m',
+          labels: { tier: tierOf(start + i) },
+          source: { url: `${fakeBase}/items`, from_param: 'since', items: 'items' },
+          deliver: { type: 'webhook', url: `${fakeBase}/hook`, secret: '${WEBHOOK_SECRET}' },
+        }),
+      ),
+    );
+    const refused = answers.find((answer) => answer.status !== 201);
+    if (refused)
+      throw new Error(`PUT /pollers/… answered ${refused.status}: ${await refused.text()}`);
+  }
+  const paused = await admin('POST', `/pollers/${PAUSED}/pause`, { reason: 'e2e' });
+  if (!paused.ok) throw new Error(`could not pause ${PAUSED}: ${paused.status}`);
+  step(`created ${FLEET.length} runtime pollers over the API, ${PAUSED} paused`);
+}
 
 async function waitFor(
   check: () => Promise<boolean>,

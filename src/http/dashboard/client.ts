@@ -4,6 +4,9 @@
  * a URL; fetches the server-rendered panel every 5 s while the tab is visible (fewer requests,
  * quieter `wrangler dev` logs), backing off to 15 s while the Worker cannot be reached and
  * saying so in a banner; and turns each button into an admin API call with a notice in words.
+ * On the overview it keeps the filters and the page (search, label, state, cursor) in the URL
+ * and the cursors of the pages before in history.state, so Previous, Back and a reload work;
+ * each refresh asks for that one page.
  */
 export const CLIENT = `
 const key = 'tidemark-token';
@@ -14,6 +17,8 @@ const notice = byId('notice');
 const banner = byId('banner');
 const updated = byId('updated');
 const source = document.body.dataset.panel;
+const fleet = 'fleet' in document.body.dataset;
+const FILTERS = ['search', 'label', 'state'];
 const EVERY = 5000;
 const SLOWEST = 15000;
 let lastOk = null;
@@ -75,7 +80,7 @@ async function refresh() {
   let response;
   let text = null;
   try {
-    response = await fetch(source, { headers: headers(), cache: 'no-store' });
+    response = await fetch(panelSource(), { headers: headers(), cache: 'no-store' });
     text = await response.text();
   } catch {
     if (mine === sequence) failed();
@@ -89,6 +94,7 @@ async function refresh() {
   failures = 0;
   showBanner();
   if (!response.ok) {
+    if (fleet) byId('pager').hidden = true;
     let error = '';
     try { error = JSON.parse(text).error || ''; } catch {}
     message.textContent =
@@ -101,9 +107,14 @@ async function refresh() {
   message.textContent = '';
   updated.textContent = 'Updated ' + clock(lastOk);
   if (text !== shown) swap(text);
+  showPager();
   schedule();
 }
 function reset() {
+  if (fleet) {
+    byId('filters').hidden = !token();
+    byId('pager').hidden = true;
+  }
   say('');
   panel.innerHTML = '';
   shown = '';
@@ -111,6 +122,56 @@ function reset() {
   lastOk = null;
   updated.textContent = '';
   showBanner();
+}
+
+// The overview's view: filters and cursor in the URL, the cursors of earlier pages in history.state.
+const view = () => new URLSearchParams(location.search);
+const trail = () => (history.state && Array.isArray(history.state.trail) ? history.state.trail : []);
+function panelSource() {
+  if (!fleet) return source;
+  const params = new URLSearchParams();
+  for (const [name, value] of view()) if (value && [...FILTERS, 'cursor'].includes(name)) params.set(name, value);
+  const query = params.toString();
+  return source + (query ? '?' + query : '');
+}
+function go(params, cursors) {
+  const query = params.toString();
+  history.pushState({ trail: cursors }, '', location.pathname + (query ? '?' + query : ''));
+  showView();
+}
+function filterBy(changes) {
+  const params = view();
+  params.delete('cursor');
+  for (const [name, value] of Object.entries(changes)) {
+    if (value) params.set(name, value);
+    else params.delete(name);
+  }
+  go(params, []);
+}
+function showView() {
+  const params = view();
+  for (const name of FILTERS) byId('filter-' + name).value = params.get(name) || '';
+  say('');
+  shown = '';
+  refresh();
+}
+function showPager() {
+  if (!fleet) return;
+  const page = panel.querySelector('[data-fleet-page]');
+  if (!page) return;
+  const cursor = view().get('cursor');
+  const count = Number(page.dataset.count);
+  const earlier = trail();
+  byId('page-prev').disabled = byId('page-first').disabled = !cursor;
+  byId('page-next').disabled = !page.dataset.nextCursor;
+  byId('page-next').dataset.cursor = page.dataset.nextCursor;
+  // After a reload without history the page number is unknown: say where the page starts.
+  const first = cursor && earlier.length === 0 ? null : earlier.length * Number(page.dataset.limit) + 1;
+  byId('page-range').textContent =
+    count === 0 ? 'no poller on this page'
+    : first === null ? count + ' after ' + cursor
+    : 'pollers ' + first + '–' + (first + count - 1);
+  byId('pager').hidden = false;
 }
 
 async function call(method, path, body) {
@@ -235,6 +296,11 @@ async function act(button, work) {
   }
 }
 panel.addEventListener('click', (event) => {
+  const filter = fleet && event.target.closest('a[data-filter]');
+  if (filter && !event.ctrlKey && !event.metaKey && !event.shiftKey) {
+    event.preventDefault();
+    return filterBy({ [filter.dataset.filter]: filter.dataset.value });
+  }
   const button = event.target.closest('button[data-action]');
   if (!button) return;
   const { action, poller, key: letter, label } = button.dataset;
@@ -264,6 +330,36 @@ byId('forget').addEventListener('click', () => {
   message.textContent = 'Enter a token to see the pollers.';
 });
 byId('retry').addEventListener('click', () => refresh());
+if (fleet) {
+  byId('filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    filterBy(Object.fromEntries(FILTERS.map((name) => [name, byId('filter-' + name).value.trim()])));
+  });
+  byId('filter-state').addEventListener('change', () => byId('filters').requestSubmit());
+  byId('filter-clear').addEventListener('click', () => filterBy({ search: '', label: '', state: '' }));
+  byId('page-next').addEventListener('click', (event) => {
+    const params = view();
+    const earlier = [...trail(), params.get('cursor') || ''];
+    params.set('cursor', event.currentTarget.dataset.cursor);
+    go(params, earlier);
+  });
+  byId('page-prev').addEventListener('click', () => {
+    const earlier = [...trail()];
+    const params = view();
+    const before = earlier.pop();
+    if (before) params.set('cursor', before);
+    else params.delete('cursor');
+    go(params, earlier);
+  });
+  byId('page-first').addEventListener('click', () => {
+    const params = view();
+    params.delete('cursor');
+    go(params, []);
+  });
+  window.addEventListener('popstate', showView);
+  for (const name of FILTERS) byId('filter-' + name).value = view().get(name) || '';
+  byId('filters').hidden = !token();
+}
 document.addEventListener('visibilitychange', () => {
   if (!document.hidden) refresh();
 });

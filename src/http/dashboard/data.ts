@@ -1,10 +1,13 @@
-import { loadPollers, type PollerEntry } from '../../config/load.ts';
+import { staticPollers } from '../../catalog.ts';
+import { loadPoller, type PollerEntry } from '../../config/load.ts';
 import { runView } from '../../poller/status.ts';
+import { type ListQuery, type RegistryEntry, registryOf } from '../../registry/registry.ts';
 import { pollerObject } from '../known-poller.ts';
-import { configTemplate } from './config-view.ts';
+import { syncStatic } from '../routes/fleet.ts';
+import { type ConfigAsWritten, configTemplate } from './config-view.ts';
 import type { DeadLetterPage } from './dead-letter-list.ts';
 import type { PollerFacts } from './explain.ts';
-import type { OverviewPoller } from './panel.ts';
+import type { FleetCount, OverviewPage, OverviewRow } from './panel.ts';
 import type { PollerPage } from './poller-page.ts';
 
 /** Runs in each overview chart; the poller page shows the whole history (100). */
@@ -13,48 +16,114 @@ const PAGE_RUNS = 100;
 /** Dead letters listed on the poller page; Replay all pages through the rest. */
 const PAGE_DEAD_LETTERS = 50;
 
+/** A `${NAME}` in a config as written. */
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /** What the dashboard shows of a poller's config besides the template: no secret in it. */
-function factsOf(entry: PollerEntry): PollerFacts {
+function factsOf(entry: PollerEntry, kind: PollerFacts['kind']): PollerFacts {
   if (entry.ok) {
-    const { cron, enabled, alert_after } = entry.config;
-    return { cron: cron ?? null, enabled, alertAfterMs: alert_after };
+    const { cron, every, enabled, alert_after } = entry.config;
+    return {
+      kind,
+      cron: cron ?? null,
+      everyMs: every ?? null,
+      enabled,
+      alertAfterMs: alert_after,
+    };
   }
-  return { cron: entry.cron ?? null, enabled: entry.enabled, alertAfterMs: null };
+  return {
+    kind,
+    cron: entry.cron ?? null,
+    everyMs: null,
+    enabled: entry.enabled,
+    alertAfterMs: null,
+  };
 }
 
-function pollers(env: Env) {
-  return loadPollers(env as unknown as Record<string, unknown>);
-}
-
-/** Every poller in POLLERS with its status, recent runs and facts, for the overview. */
-export async function overviewData(
-  env: Env,
-): Promise<{ errors: string[]; pollers: OverviewPoller[] }> {
-  const loaded = pollers(env);
-  const rows = await Promise.all(
-    loaded.pollers.map(async (entry) => {
-      const object = pollerObject(env, entry.name);
-      const status = await object.status(entry.name);
-      const runs = (await object.runs(OVERVIEW_RUNS)).map(runView);
-      return { status, runs, facts: factsOf(entry) };
-    }),
+/**
+ * A runtime poller's facts from its config as written. Its `${NAME}`s are read as
+ * placeholders (as PUT /pollers/:name checks them): none of the facts depends on a secret,
+ * and a secret that is not set yet is the poller's status's to report, not a reason to hide
+ * its schedule.
+ */
+function runtimeFacts(name: string, config: string): PollerFacts {
+  const placeholders = Object.fromEntries(
+    [...config.matchAll(REFERENCE)].map((match) => [match[1] ?? '', `set-later-${match[1]}`]),
   );
-  return { errors: loaded.errors, pollers: rows };
+  return factsOf(loadPoller(name, JSON.parse(config) as unknown, placeholders), 'runtime');
 }
 
-/** One poller's page, or null when it is not in POLLERS. Dead letters only for an admin. */
+/** One static poller's live status and recent runs: static pollers are few. */
+async function staticRow(env: Env, entry: RegistryEntry, loaded: PollerEntry[]) {
+  const declared = loaded.find((candidate) => candidate.name === entry.name);
+  const object = pollerObject(env, entry.name);
+  const [status, runs] = await Promise.all([object.status(entry.name), object.runs(OVERVIEW_RUNS)]);
+  const facts: PollerFacts = declared
+    ? factsOf(declared, 'static')
+    : { kind: 'static', cron: null, everyMs: null, enabled: true, alertAfterMs: null };
+  return { kind: 'static' as const, entry, status, runs: runs.map(runView), facts };
+}
+
+/**
+ * One page of the overview, from the registry: the pollers that match, a page at a time in
+ * name order, and the fleet counted by state and kind. Runtime pollers are shown as they
+ * last reported themselves, without waking one; the static pollers on the page (a few dozen
+ * at most, and the watchdog wakes them every minute anyway) are read live for a richer row.
+ */
+export async function overviewData(env: Env, query: ListQuery): Promise<OverviewPage> {
+  const loaded = staticPollers(env);
+  // The registry lists this deploy's static pollers once it has been told about them.
+  await syncStatic(env);
+  const registry = registryOf(env);
+  const [page, groups] = await Promise.all([registry.list(query), registry.summary()]);
+  const rows: OverviewRow[] = await Promise.all(
+    page.items.map((entry) =>
+      entry.kind === 'static'
+        ? staticRow(env, entry, loaded.pollers)
+        : { kind: 'runtime' as const, entry },
+    ),
+  );
+  const counts: FleetCount[] = groups.map(({ state, kind, count }) => ({ state, kind, count }));
+  return { errors: loaded.errors, rows, nextCursor: page.nextCursor, counts, limit: query.limit };
+}
+
+/** A static poller's page, or null when `name` is not in POLLERS. */
+function staticSource(env: Env, name: string) {
+  const entry = staticPollers(env).pollers.find((candidate) => candidate.name === name);
+  const text = configTemplate(env, name);
+  if (!entry || text === null) return null;
+  const config: ConfigAsWritten = { kind: 'static', text, version: null };
+  return { facts: factsOf(entry, 'static'), config, labels: entry.ok ? entry.config.labels : {} };
+}
+
+/** A runtime poller's config as written, from the registry, or null when there is none. */
+async function runtimeSource(env: Env, name: string) {
+  const entry = await registryOf(env).get(name);
+  if (entry === null || entry.kind !== 'runtime' || entry.config === null) return null;
+  if (entry.phase === 'deleting') return null;
+  const text = JSON.stringify(JSON.parse(entry.config) as unknown, null, 2);
+  const config: ConfigAsWritten = { kind: 'runtime', text, version: entry.version };
+  return { facts: runtimeFacts(name, entry.config), config, labels: entry.labels };
+}
+
+/**
+ * One poller's page, static or runtime, or null when there is no such poller. Dead letters
+ * only for an admin.
+ */
 export async function pollerPageData(
   env: Env,
   name: string,
   admin: boolean,
 ): Promise<PollerPage | null> {
-  const entry = pollers(env).pollers.find((candidate) => candidate.name === name);
-  if (!entry) return null;
+  const source = staticSource(env, name) ?? (await runtimeSource(env, name));
+  if (source === null) return null;
   const object = pollerObject(env, name);
-  const status = await object.status(name);
-  const runs = (await object.runs(PAGE_RUNS)).map(runView);
-  const deadLetters: DeadLetterPage = admin
-    ? await object.deadLetters(name, PAGE_DEAD_LETTERS)
-    : 'admin only';
-  return { status, runs, facts: factsOf(entry), deadLetters, config: configTemplate(env, name) };
+  const [status, runs, deadLetters] = await Promise.all([
+    object.status(name),
+    object.runs(PAGE_RUNS),
+    admin
+      ? object.deadLetters(name, PAGE_DEAD_LETTERS)
+      : Promise.resolve<DeadLetterPage>('admin only'),
+  ]);
+  return { status, runs: runs.map(runView), deadLetters, ...source };
 }

@@ -4,11 +4,24 @@ import { plural, relative, seconds, when } from './format.ts';
 
 /** What the dashboard knows of a poller's config beyond its status (none of it secret). */
 export interface PollerFacts {
+  /** static: declared in POLLERS (wrangler.toml); runtime: created with PUT /pollers/:name. */
+  kind: 'static' | 'runtime';
   cron: string | null;
+  /** `every` in ms, for a poller that ticks at an interval instead of a cron. */
+  everyMs: number | null;
   enabled: boolean;
   /** alert_after in ms; null when the config is invalid. */
   alertAfterMs: number | null;
 }
+
+/** When the poller ticks by itself: its cron, or "every 5m". */
+export function scheduleText(facts: PollerFacts): string {
+  if (facts.cron !== null) return facts.cron;
+  return facts.everyMs === null ? 'no cron' : `every ${formatDuration(facts.everyMs)}`;
+}
+
+/** Where the poller's config is changed, in words. */
+const configHome = (facts: PollerFacts) => (facts.kind === 'static' ? 'POLLERS' : 'its config');
 
 /**
  * The newest run that did something. A skipped trigger is not a run: showing its reason as
@@ -28,7 +41,8 @@ function headline(status: PollerStatus, facts: PollerFacts, runs: RunView[], now
   const lag = status.lag_seconds;
   switch (status.state) {
     case 'ok':
-      if (!facts.enabled) return 'Disabled in POLLERS (enabled = false): no trigger starts a run.';
+      if (!facts.enabled)
+        return `Disabled in ${configHome(facts)} (enabled = false): no trigger starts a run.`;
       if (lag === null) return 'Healthy: no run has stored a checkpoint yet.';
       return `Healthy: the checkpoint is ${seconds(lag)} behind${facts.alertAfterMs === null ? '' : `, alert_after is ${formatDuration(facts.alertAfterMs)}`}.`;
     case 'warning':
@@ -55,9 +69,11 @@ function headline(status: PollerStatus, facts: PollerFacts, runs: RunView[], now
       return `Paused by an admin${paused ? ` at ${when(paused.at)}` : ''}${reason}. No run starts until Resume.`;
     }
     case 'misconfigured':
-      return status.config_errors.length > 0
+      if (status.config_errors.length === 0)
+        return 'Misconfigured: the last run failed in a way a retry cannot fix.';
+      return facts.kind === 'static'
         ? 'Misconfigured: no run starts until POLLERS is fixed and deployed.'
-        : 'Misconfigured: the last run failed in a way a retry cannot fix.';
+        : `Misconfigured: no run starts until its config is fixed (PUT /pollers/${status.name}) or the secrets it names are set.`;
   }
 }
 
@@ -104,14 +120,19 @@ export function nextWakeup(
       why: 'the run continues its backlog in a fresh invocation',
     };
   }
-  if (!facts.enabled) return { at: null, why: 'nothing: disabled in POLLERS' };
+  if (!facts.enabled) return { at: null, why: `nothing: disabled in ${configHome(facts)}` };
+  const schedule = scheduleText(facts);
   if (status.rate_limited_until !== null) {
     return {
       at: status.rate_limited_until,
-      why: `the upstream's rate limit ends; cron ticks (${facts.cron ?? '?'}) are held off until then`,
+      why: `the upstream's rate limit ends; ticks (${schedule}) are held off until then`,
     };
   }
-  return { at: null, why: `the next cron tick (${facts.cron ?? 'no cron'})` };
+  // Every poller books its own next tick on its alarm.
+  return {
+    at: status.next_alarm_at,
+    why: facts.cron === null ? `the next tick (${schedule})` : `the next cron tick (${schedule})`,
+  };
 }
 
 /** The lease in words. */

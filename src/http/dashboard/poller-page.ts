@@ -3,9 +3,17 @@ import { formatDuration } from '../../config/duration.ts';
 import type { PollerStatus, RunView } from '../../poller/status.ts';
 import { auditList } from './audit.ts';
 import { runChart } from './chart.ts';
-import { configView } from './config-view.ts';
+import { type ConfigAsWritten, configView } from './config-view.ts';
 import { type DeadLetterPage, deadLetterList } from './dead-letter-list.ts';
-import { leaseText, nextWakeup, type PollerFacts, skewText, whyLines } from './explain.ts';
+import {
+  leaseText,
+  nextWakeup,
+  type PollerFacts,
+  scheduleText,
+  skewText,
+  whyLines,
+} from './explain.ts';
+import { labelList } from './fleet-rows.ts';
 import { plural, relative, seconds, when } from './format.ts';
 import { pollerActions } from './panel.ts';
 import { runTable } from './run-table.ts';
@@ -16,14 +24,24 @@ export interface PollerPage {
   runs: RunView[];
   facts: PollerFacts;
   deadLetters: DeadLetterPage;
-  /** The config as written in POLLERS (see configTemplate). */
-  config: string | null;
+  /** The config as written (in POLLERS, or with PUT /pollers/:name). */
+  config: ConfigAsWritten;
+  labels: Record<string, string>;
 }
 
-function facts({ status, facts }: PollerPage, now: number) {
+function kindText({ facts, config }: PollerPage): string {
+  return facts.kind === 'static'
+    ? 'static: declared in POLLERS (wrangler.toml)'
+    : `runtime: created with PUT /pollers/:name (config version ${config.version})`;
+}
+
+function facts(page: PollerPage, now: number) {
+  const { status, facts } = page;
   const next = nextWakeup(status, facts);
   const { counters } = status;
   const rows: [string, unknown][] = [
+    ['Kind', kindText(page)],
+    ['Labels', Object.keys(page.labels).length === 0 ? 'none' : labelList(page.labels)],
     [
       'Checkpoint',
       status.checkpoint === null
@@ -47,7 +65,7 @@ function facts({ status, facts }: PollerPage, now: number) {
       'Runs',
       `${counters.runs} (${counters.successes} caught up, ${counters.continued} continued, ${counters.failures} failed, ${counters.skipped} skipped, ${counters.recoveries} recovered); ${plural(counters.records_delivered, 'record')} delivered`,
     ],
-    ['Schedule', `${facts.cron ?? 'no cron'}${facts.enabled ? '' : ' (disabled)'}`],
+    ['Schedule', `${scheduleText(facts)}${facts.enabled ? '' : ' (disabled)'}`],
   ];
   return html`<dl class="facts">
     ${rows.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}

@@ -50,6 +50,18 @@ export const STYLES = `
   .swatch.lag { background: #d9480f; height: 2px; } .swatch.bar { background: #b6d0f7; }
   .swatch.failed { background: #b42318; width: .6rem; } .swatch.threshold { border-top: 2px dashed #7c3aed; height: 0; }
   button { cursor: pointer; }
+  .kind { font-size: .75rem; padding: 0 .35rem; border: 1px solid #d0d7de; border-radius: .5rem; color: #57606a; }
+  .kind.runtime { border-color: #9ec5fe; color: #0b57d0; }
+  .labels { display: block; }
+  a.label { display: inline-block; max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+    vertical-align: bottom; font-size: .75rem; padding: 0 .35rem; margin: .15rem .2rem 0 0;
+    background: #f1f3f5; border-radius: .3rem; color: #1b1f24; text-decoration: none; }
+  table.pollers td:first-child { min-width: 11rem; }
+  a.label:hover { background: #dde9ff; }
+  .filters { display: flex; flex-wrap: wrap; gap: .5rem; margin: .5rem 0; }
+  .filters input { flex: 1 1 10rem; min-width: 0; max-width: 18rem; }
+  .pager { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; margin: .5rem 0; }
+  .fleet-summary { margin: .25rem 0 .5rem; } .fleet-summary a { text-decoration: none; color: inherit; }
   #login { display: flex; flex-wrap: wrap; gap: .5rem; margin-bottom: .75rem; }
   #login input { flex: 1 1 14rem; min-width: 0; max-width: 24rem; }
   .banner { background: #fbd5d2; color: #7a1b12; padding: .5rem .75rem; border-radius: .4rem; margin: .5rem 0; }

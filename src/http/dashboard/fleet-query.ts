@@ -1,0 +1,62 @@
+import * as z from 'zod';
+import type { ListQuery } from '../../registry/registry.ts';
+
+/** Pollers on one page of the overview, unless `limit` says otherwise. */
+export const OVERVIEW_PAGE = 50;
+
+/** The states a poller reports, as the state filter offers them. */
+export const POLLER_STATES = [
+  'ok',
+  'warning',
+  'running',
+  'failing',
+  'lagging',
+  'silent',
+  'paused',
+  'misconfigured',
+] as const;
+
+/** `key=value`: a label name (as the config allows it), then its value. */
+const LABEL = /^([A-Za-z_][A-Za-z0-9_]{0,63})=(.*)$/s;
+
+/** Form fields arrive as strings: spaces around them are dropped, and a blank one is absent. */
+const blankIsAbsent = (value: unknown) => {
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+};
+
+const overviewQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(OVERVIEW_PAGE),
+  cursor: z.preprocess(blankIsAbsent, z.string().max(200).optional()),
+  search: z.preprocess(blankIsAbsent, z.string().max(100).optional()),
+  label: z.preprocess(
+    blankIsAbsent,
+    z
+      .string()
+      .max(400)
+      .regex(LABEL, 'the label filter must be key=value, e.g. tier=gold')
+      .optional(),
+  ),
+  state: z.preprocess(blankIsAbsent, z.enum(POLLER_STATES).optional()),
+});
+
+/**
+ * The overview's query string (`?search=&label=key=value&state=&cursor=&limit=`) as a
+ * registry query, or what is wrong with it.
+ */
+export function parseOverviewQuery(
+  query: Record<string, string>,
+): { ok: true; query: ListQuery } | { ok: false; error: string } {
+  const parsed = overviewQuery.safeParse(query);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, error: `${issue?.path.join('.') || 'query'}: ${issue?.message}` };
+  }
+  const { label, ...rest } = parsed.data;
+  const match = label === undefined ? null : LABEL.exec(label);
+  return {
+    ok: true,
+    query: { ...rest, ...(match ? { label: { key: match[1] ?? '', value: match[2] ?? '' } } : {}) },
+  };
+}
