@@ -130,8 +130,8 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
   it('lists static and runtime pollers a page at a time, by label and by state', async () => {
     const names = [unique('page'), unique('page'), unique('page')].sort();
     for (const name of names)
-      await call('PUT', `/pollers/${name}`, config({ labels: { tier: names[0] ?? '' } }));
-    const label = `tier=${names[0]}`;
+      await call('PUT', `/pollers/${name}`, config({ labels: { tier: `a=${names[0]}` } }));
+    const label = `tier=a=${names[0]}`;
     const first = (await (
       await call('GET', `/pollers?limit=2&label=${label}`, undefined, STATUS_TOKEN)
     ).json()) as {

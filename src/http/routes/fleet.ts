@@ -32,10 +32,13 @@ export const fleetRoutes = new Hono<{ Bindings: Env }>()
     const registry = registryOf(c.env);
     await syncStatic(c.env);
     const { label, ...rest } = query.data;
-    const [key, ...value] = (label ?? '').split(/[=:]/);
+    // The key ends at the first "=" (or ":"): the value may hold either.
+    const split = (label ?? '').search(/[=:]/);
     const page = await registry.list({
       ...rest,
-      ...(label === undefined ? {} : { label: { key: key ?? '', value: value.join(':') } }),
+      ...(label === undefined
+        ? {}
+        : { label: { key: label.slice(0, split), value: label.slice(split + 1) } }),
     });
     const now = Date.now();
     return c.json({
