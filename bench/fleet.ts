@@ -8,9 +8,10 @@
  *
  *   npm run bench:fleet -- --pollers 10000 --minutes 3
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
+import { writeFormatted } from '../sim/write-formatted.ts';
 import { ADMIN, bundle, WEBHOOK_SECRET } from './workerd.ts';
 
 const { values } = parseArgs({
@@ -247,6 +248,53 @@ export async function fleet(): Promise<FleetFigures> {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = await fleet();
   console.log(JSON.stringify(figures, null, 2));
-  mkdirSync('docs', { recursive: true });
-  writeFileSync('docs/fleet.json', `${JSON.stringify(figures, null, 2)}\n`);
+  writeFleetSection('docs/benchmarks.md', figures);
+}
+
+const START = '<!-- fleet:start -->';
+const END = '<!-- fleet:end -->';
+
+/**
+ * Writes the fleet's figures into docs/benchmarks.md between markers, so `npm run bench`
+ * (which writes the rest of the file, keeping this section) and this one share a document.
+ */
+export function writeFleetSection(path: string, figures: FleetFigures): void {
+  const f = figures;
+  const section = `${START}
+## Fleet: ${f.pollers.toLocaleString('en')} runtime pollers in one deployment
+
+Produced by \`npm run bench:fleet -- --pollers ${f.pollers} --minutes ${f.observedMinutes}\` on ${new Date().toISOString().slice(0, 10)}, in workerd
+(Miniflare) on this machine (2 cores): every poller created through \`PUT /pollers/:name\`
+with \`every = "60s"\` against an in-process upstream with nothing new, then left to tick on its
+own alarm for ${f.observedMinutes} minutes of real time.
+
+| figure | value |
+|---|---:|
+| creation through the API | ${f.createdPerSecond.toLocaleString('en')} pollers/s (${f.createSeconds} s for ${f.pollers.toLocaleString('en')}) |
+| one watchdog tick: wall time | ${f.watchdog.ms} ms |
+| one watchdog tick: subrequests | ${f.watchdog.subrequests} (${f.watchdog.visited} poller visits + 2 registry calls; by construction: WATCHDOG_SLICE = 200) |
+| ticks observed | ${f.ticks.toLocaleString('en')} |
+| ticks within their interval + 5 s | ${(f.onTimeShare * 100).toFixed(1)}% (${f.onTime.toLocaleString('en')}) |
+| upstream requests per tick | ${f.upstreamRequestsPerTick} |
+| mean wall time of a tick's run | ${f.tickMs} ms |
+| rows written per tick, alarm writes included | ${f.rowsPerTick} (a sample of 100 pollers' own counters) |
+| registry | ${f.registry.pollers.toLocaleString('en')} rows, ${(f.registry.bytes / 1024 / 1024).toFixed(1)} MB |
+
+Cost per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
+requests (43,200 ticks, a registry report at most every 5 minutes, a watchdog visit every
+${Math.ceil(f.pollers / 200)} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
+measured wall time): **$${f.perPollerMonth.usd}** at $0.15 per million requests, $1.00 per million rows
+written and $12.50 per million GB-s (Workers Paid; check the pricing page). Subrequests to the
+upstream are not billed by Cloudflare. All pollers share one workerd process here; on
+Cloudflare each Durable Object runs on its own, so the on-time share here is a lower bound.
+${END}
+`;
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const at = existing.indexOf(START);
+  const end = existing.indexOf(END);
+  const next =
+    at >= 0 && end > at
+      ? `${existing.slice(0, at)}${section}${existing.slice(end + END.length + 1)}`
+      : `${existing.trimEnd()}\n\n${section}`;
+  writeFormatted(path, next);
 }
