@@ -11,11 +11,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { VirtualClock } from './clock.ts';
-import { downtimeChart, type Row, summarize, table } from './report.ts';
-import { DOWNTIME_SWEEP, downtimeScenario, SCENARIOS, type Scenario } from './scenarios.ts';
+import { downtimeChart, type Row, summarize, table, warningTable } from './report.ts';
+import {
+  DOWNTIME_SWEEP,
+  downtimeScenario,
+  LAG_GROWTH,
+  SCENARIOS,
+  type Scenario,
+} from './scenarios.ts';
 import { type SimResult, simulate } from './simulate.ts';
-import { makeStrategy, STRATEGIES, type StrategyName } from './strategies.ts';
-import { DEFAULT_FAULTS, type Faults, World } from './world.ts';
+import { makeStrategy, STRATEGIES, type StrategyName, TidemarkStrategy } from './strategies.ts';
+import { DEFAULT_FAULTS, type Faults, START, World } from './world.ts';
 import { writeFormatted } from './write-formatted.ts';
 
 const { values } = parseArgs({
@@ -97,7 +103,8 @@ const chosen: Scenario[] =
     : values.scenario === 'custom'
       ? [{ name: 'custom', what: 'faults from the command line', faults: { ...DEFAULT_FAULTS } }]
       : SCENARIOS.filter((scenario) => scenario.name === values.scenario);
-if (chosen.length === 0) {
+const lagGrowth = values.scenario === 'all' || values.scenario === LAG_GROWTH.name;
+if (chosen.length === 0 && !lagGrowth) {
   console.error(
     `no scenario "${values.scenario}"; known: all, custom, ${SCENARIOS.map((s) => s.name).join(', ')}`,
   );
@@ -114,6 +121,64 @@ for (const base of chosen) {
   const section = `### ${scenario.name}\n\n${scenario.what}. ${seeds.length} seeds × ${scenario.faults.ticks} cron ticks.\n\n${table(rows)}\n`;
   sections.push(section);
   console.log(section);
+}
+
+/**
+ * The lag outgrows lag_allowance: tidemark is configured to lose here. What must hold is that
+ * it warns before its first loss, in every seed; the naive designs lose without a word.
+ */
+let lagGrowthSection = '';
+const unwarned: string[] = [];
+if (lagGrowth) {
+  const faults = { ...LAG_GROWTH.faults, ...extra };
+  const rows: { label: string; results: SimResult[] }[] = [];
+  for (const strategy of STRATEGIES) {
+    const results: SimResult[] = [];
+    for (const seed of seeds) results.push(await simulate(strategy, seed, faults));
+    rows.push({ label: labelOf(strategy), results });
+    if (strategy !== 'tidemark') continue;
+    for (const result of results) {
+      const warnedFirst =
+        result.firstWarning !== null && result.firstWarning.at < (result.firstLossAt ?? 0);
+      if (result.lost > 0 && !warnedFirst) unwarned.push(`seed ${result.seed}`);
+    }
+  }
+  const advisedLabel = '(e) tidemark, lag_allowance raised to the value each warning suggests';
+  const advise = (_name: StrategyName, world: World) =>
+    new TidemarkStrategy(world, { followAdvice: true, label: advisedLabel });
+  const advised: SimResult[] = [];
+  for (const seed of seeds) advised.push(await simulate('tidemark', seed, faults, advise));
+  rows.push({ label: advisedLabel, results: advised });
+  const example = rows.find((row) => row.label === labelOf('tidemark'))?.results[0];
+  const quote = (warning: SimResult['firstWarning']) =>
+    warning === null
+      ? '(none)'
+      : `at t+${((warning.at - START) / 60_000).toFixed(1)} min: "${warning.text}"`;
+  /** When the lag's bound passes `ms`, in minutes into the run. */
+  const passes = (ms: number) => {
+    const end = faults.lagEndMs ?? faults.lagMs;
+    const tick = ((ms - faults.lagMs) / (end - faults.lagMs)) * (faults.ticks - 1);
+    return `t+${Math.round((tick * faults.intervalMs) / 60_000)} min`;
+  };
+  const allowance = faults.lagAllowanceMs ?? 0;
+  lagGrowthSection = `## Lag that outgrows \`lag_allowance\`
+
+${LAG_GROWTH.what}. ${seeds.length} seeds × ${faults.ticks} ticks, one every ${faults.intervalMs / 1000} s (\`every = "${faults.intervalMs / 1000}s"\`).
+tidemark measures how late records become visible (\`status.freshness\`), warns when that
+passes half of \`lag_allowance\` and says "at risk" past 80% (in the run's log line, status
+and \`/metrics\`); the naive designs have nothing to measure with. The lag's bound passes half
+of \`lag_allowance\` at ${passes(allowance / 2)}, and all of it at ${passes(allowance)}. A loss is dated by
+the run that moved the checkpoint past the update (when it started), a warning by the run
+that gave it (when it ended).
+
+${warningTable(rows)}
+
+What tidemark said, seed ${example?.seed ?? seeds[0]}:
+
+- first warning ${quote(example?.firstWarning ?? null)}
+- first "at risk" ${quote(example?.firstAtRisk ?? null)}
+`;
+  console.log(lagGrowthSection);
 }
 
 const sweepSeeds = Array.from({ length: Number(values['sweep-seeds']) }, (_, i) => firstSeed + i);
@@ -163,12 +228,16 @@ ${sweepTable}
 ## Scenarios
 
 ${sections.join('\n')}
-`;
+${lagGrowthSection}`;
 if (!values['no-write']) {
   mkdirSync(values.out, { recursive: true });
   writeFormatted(`${values.out}/simulation.md`, markdown);
   writeFileSync(`${values.out}/simulation.svg`, downtimeChart(sweep));
   console.log(`wrote ${values.out}/simulation.md and ${values.out}/simulation.svg`);
+}
+if (unwarned.length > 0) {
+  console.error(`tidemark lost updates without warning first in ${unwarned.join(', ')}`);
+  process.exit(1);
 }
 if (losses.length > 0) {
   for (const loss of losses) {

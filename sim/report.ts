@@ -1,5 +1,6 @@
 import { percentile, type SimResult } from './simulate.ts';
 import type { StrategyName } from './strategies.ts';
+import { START } from './world.ts';
 
 /** One row of a scenario's table: a strategy summed over seeds. */
 export interface Row {
@@ -120,4 +121,47 @@ export function downtimeChart(
 
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+}
+
+/** "t+12.0 min": a virtual time as minutes into the run. */
+function minutesIn(at: number | null): string {
+  return at === null ? '—' : `t+${((at - START) / 60_000).toFixed(1)} min`;
+}
+
+/** The median of the non-null values, or null. */
+function median(values: (number | null)[]): number | null {
+  const present = values.filter((value): value is number => value !== null).sort((a, b) => a - b);
+  return present.length === 0 ? null : (present[Math.floor((present.length - 1) / 2)] ?? null);
+}
+
+/**
+ * The lag-growth scenario's table: per strategy, updates lost, when the first was lost, when
+ * the first warning and "at risk" came (medians over seeds), and in how many seeds the warning
+ * came before the first loss, with the shortest lead.
+ */
+export function warningTable(rows: { label: string; results: SimResult[] }[]): string {
+  const lines = [
+    '| strategy | lost | first loss (median) | first warning (median) | first "at risk" (median) | warned before the first loss | shortest lead |',
+    '|---|---:|---|---|---|---|---:|',
+  ];
+  for (const { label, results } of rows) {
+    const lost = results.reduce((sum, result) => sum + result.lost, 0);
+    const losing = results.filter((result) => result.firstLossAt !== null);
+    const ahead = losing.filter(
+      (result) =>
+        result.firstWarning !== null && result.firstWarning.at < (result.firstLossAt ?? 0),
+    );
+    const leads = ahead.map((result) => (result.firstLossAt ?? 0) - (result.firstWarning?.at ?? 0));
+    const warnedAny = results.some((result) => result.firstWarning !== null);
+    const before =
+      losing.length === 0
+        ? warnedAny
+          ? 'nothing lost'
+          : '—'
+        : `${ahead.length} of ${losing.length} seeds${warnedAny ? '' : ' (never warns)'}`;
+    lines.push(
+      `| ${label} | ${lost > 0 ? `**${lost}**` : '0'} | ${minutesIn(median(results.map((r) => r.firstLossAt)))} | ${minutesIn(median(results.map((r) => r.firstWarning?.at ?? null)))} | ${minutesIn(median(results.map((r) => r.firstAtRisk?.at ?? null)))} | ${before} | ${leads.length === 0 ? '—' : `${(Math.min(...leads) / 60_000).toFixed(1)} min`} |`,
+    );
+  }
+  return lines.join('\n');
 }

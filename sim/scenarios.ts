@@ -70,6 +70,25 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+/**
+ * The upstream's lag grows past the lag_allowance tidemark was configured with. Not among
+ * SCENARIOS, where tidemark must lose nothing: here it is configured to lose, and what is
+ * shown is that it says so (warning, then at risk) before the first update is lost, while the
+ * naive designs lose silently; and that an operator who follows its advice loses nothing.
+ */
+export const LAG_GROWTH: Scenario = {
+  name: 'lag-outgrows-allowance',
+  what: "the upstream's replication lag grows from 2 s to 40 s over two hours; tidemark's lag_allowance is 10 s",
+  faults: with_({
+    intervalMs: 10_000,
+    ticks: 720,
+    updatesPerTick: 5,
+    lagMs: 2_000,
+    lagEndMs: 40_000,
+    lagAllowanceMs: 10_000,
+  }),
+};
+
 /** Downtime lengths for the chart, in cron intervals. */
 export const DOWNTIME_SWEEP = [0, 1, 5, 10, 25, 50, 100];
 

@@ -1,6 +1,6 @@
 import { VirtualClock } from './clock.ts';
 import { chance } from './random.ts';
-import { makeStrategy, type StrategyName } from './strategies.ts';
+import { makeStrategy, type Strategy, type StrategyName, type Warning } from './strategies.ts';
 import { type Faults, START, World } from './world.ts';
 
 /** What one strategy did with one seed. */
@@ -20,6 +20,12 @@ export interface SimResult {
   maxConcurrentRuns: number;
   lostSample: string[];
   trace: string[];
+  /** When the first lost update was lost for good: the checkpoint passed it undelivered. */
+  firstLossAt: number | null;
+  /** The strategy's first warning that updates could be lost (only tidemark gives any). */
+  firstWarning: Warning | null;
+  /** Its first "at risk". */
+  firstAtRisk: Warning | null;
 }
 
 /** Quiet ticks after the faulty ones, so that a correct poller can finish its backlog. */
@@ -30,10 +36,13 @@ export async function simulate(
   strategyName: StrategyName,
   seed: number,
   faults: Faults,
+  make: (name: StrategyName, world: World) => Strategy = makeStrategy,
 ): Promise<SimResult> {
   const clock = new VirtualClock(START);
   const world = new World(seed, faults, clock);
-  const strategy = makeStrategy(strategyName, world);
+  const strategy = make(strategyName, world);
+  /** The checkpoint after each tick, to tell when an update was lost. */
+  const sampled: { at: number; checkpoint: number }[] = [];
   const interval = faults.intervalMs;
   const tickOf = (at: number) => Math.floor((at - START) / interval);
   const upAgain = (tick: number) => {
@@ -54,6 +63,7 @@ export async function simulate(
       strategy.alarm();
     }
     await clock.advanceTo(at);
+    sampled.push({ at, checkpoint: strategy.checkpoint() ?? START });
     if (world.isDown(tick)) continue;
     strategy.cron();
     if (chance(seed, 'duplicate-cron', tick) < faults.duplicateCronRate) strategy.cron();
@@ -76,7 +86,16 @@ export async function simulate(
     maxConcurrentRuns: strategy.maxConcurrentRuns,
     lostSample: [],
     trace: [],
+    firstLossAt: null,
+    firstWarning: strategy.firstWarning?.() ?? null,
+    firstAtRisk: null,
   };
+  const warnings = (strategy as { allWarnings?: () => Warning[] }).allWarnings?.() ?? [];
+  result.firstAtRisk = warnings.find((warning) => warning.risk === 'at_risk') ?? null;
+  // Where the strategy knows when its checkpoint moved (the run that moved it), that; else
+  // the checkpoint as seen after each tick.
+  const moves = strategy.checkpointMoves?.() ?? sampled;
+  const lostAt = (versionMs: number) => moves.find((move) => move.checkpoint > versionMs)?.at;
   // Updates stamped before the poller's start (start_from) were never its to deliver.
   const due = world.updates.filter((update) => update.versionMs >= START);
   result.produced = due.length;
@@ -91,6 +110,9 @@ export async function simulate(
       result.deadLettered += 1;
     } else if (update.versionMs < checkpoint) {
       result.lost += 1;
+      const at = lostAt(update.versionMs);
+      if (at !== undefined && (result.firstLossAt === null || at < result.firstLossAt))
+        result.firstLossAt = at;
       if (result.lostSample.length < 5)
         result.lostSample.push(`${key} (visible ${new Date(update.visibleAt).toISOString()})`);
     } else {

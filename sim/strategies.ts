@@ -1,5 +1,7 @@
 import { loadPoller } from '../src/config/load.ts';
 import type { PollerConfig } from '../src/config/schema.ts';
+import { assessLateness } from '../src/engine/lateness.ts';
+import { MemoryFreshness } from '../src/engine/memory-freshness.ts';
 import { MemoryStore } from '../src/engine/memory-store.ts';
 import { PollerEngine } from '../src/engine/poller.ts';
 import type { RunContext } from '../src/engine/ports.ts';
@@ -23,6 +25,17 @@ export interface Strategy {
   maxConcurrentRuns: number;
   /** Resolves when every spawned run has ended. */
   idle(): Promise<void>;
+  /** The first warning the strategy gave that updates could be lost, if it can give any. */
+  firstWarning?(): Warning | null;
+  /** Exact checkpoint moves (when the run that made each started), where the strategy knows them. */
+  checkpointMoves?(): { at: number; checkpoint: number }[];
+}
+
+/** A warning a strategy raised: when, how serious, and what it said. */
+export interface Warning {
+  at: number;
+  risk: 'warning' | 'at_risk';
+  text: string;
 }
 
 abstract class Base {
@@ -181,8 +194,12 @@ export class ShortLeaseStrategy extends Base implements Strategy {
 /** (e) tidemark: the real engine, a MemoryStore for storage, crashes at every await point. */
 export class TidemarkStrategy extends Base implements Strategy {
   readonly name = 'tidemark';
-  readonly label = '(e) tidemark';
+  readonly label: string = '(e) tidemark';
   readonly store = new MemoryStore();
+  readonly freshness = new MemoryFreshness();
+  private readonly warnings: Warning[] = [];
+  /** An operator who raises lag_allowance to the suggested value whenever tidemark warns. */
+  private readonly followAdvice: boolean;
   private instance = 0;
   private engine: PollerEngine;
   private alarmAt: number | null = null;
@@ -190,11 +207,49 @@ export class TidemarkStrategy extends Base implements Strategy {
   private readonly config: PollerConfig;
   private readonly random: () => number;
 
-  constructor(world: World) {
+  constructor(world: World, options: { followAdvice?: boolean; label?: string } = {}) {
     super(world);
     this.random = seededRandom(world.seed ^ 0x5eed);
     this.config = tidemarkConfig(world);
+    this.followAdvice = options.followAdvice ?? false;
+    if (options.label) this.label = options.label;
     this.engine = this.newInstance();
+  }
+
+  firstWarning(): Warning | null {
+    return this.warnings[0] ?? null;
+  }
+
+  /** Every warning, in order. */
+  allWarnings(): Warning[] {
+    return [...this.warnings];
+  }
+
+  checkpointMoves(): { at: number; checkpoint: number }[] {
+    return this.store.runs.flatMap((run) =>
+      run.checkpoint === null ? [] : [{ at: run.startedAt, checkpoint: run.checkpoint }],
+    );
+  }
+
+  /** Reads the run's log line as an operator's alerting would: a lateness warning, a near miss. */
+  private heed(line: Record<string, unknown>): void {
+    const risk = line.lateness_risk;
+    if ((risk === 'warning' || risk === 'at_risk') && typeof line.lateness_warning === 'string') {
+      this.warnings.push({ at: this.world.clock.now, risk, text: line.lateness_warning });
+      if (this.followAdvice) {
+        const { suggestedMs } = assessLateness(
+          this.freshness.lateness(this.world.clock.now),
+          this.config,
+        );
+        // The operator's change: the next run reads it (the config object the engine holds).
+        if (suggestedMs !== null && suggestedMs > this.config.lag_allowance) {
+          this.world.log(
+            `operator: lag_allowance ${this.config.lag_allowance} → ${suggestedMs} ms`,
+          );
+          this.config.lag_allowance = suggestedMs;
+        }
+      }
+    }
   }
 
   cron(): void {
@@ -248,7 +303,11 @@ export class TidemarkStrategy extends Base implements Strategy {
       now: () => this.world.clock.now,
       random: this.random,
       sleep: (ms) => this.world.clock.sleep(ms),
-      log: (line) => this.world.log(`run ${JSON.stringify(line)}`),
+      freshness: storeOfInstance(this.freshness, () => instance === this.instance),
+      log: (line) => {
+        this.heed(line);
+        this.world.log(`run ${JSON.stringify(line)}`);
+      },
     };
     return new PollerEngine(context, {
       set: async (at) => {
@@ -261,7 +320,7 @@ export class TidemarkStrategy extends Base implements Strategy {
 /** tidemark configured as the README says: lag_allowance covers the lag and a clock behind. */
 export function tidemarkConfig(world: World): PollerConfig {
   const { faults } = world;
-  const lagAllowance = faults.lagMs + Math.max(0, -faults.skewMs) + 1_000;
+  const lagAllowance = faults.lagAllowanceMs ?? faults.lagMs + Math.max(0, -faults.skewMs) + 1_000;
   const entry = loadPoller(
     'sim',
     {

@@ -15,6 +15,10 @@ export interface Faults {
   downtime: [number, number][];
   /** Replication lag: an update happening at t is visible at t + random(0…lagMs). */
   lagMs: number;
+  /** When set, the lag's bound grows linearly from lagMs (first tick) to this (last tick). */
+  lagEndMs?: number;
+  /** tidemark's lag_allowance; by default it covers lagMs and a clock behind (the README's advice). */
+  lagAllowanceMs?: number;
   /** Share of delivery attempts that fail (a 503). */
   transientRate: number;
   /** Share of updates the receiver always refuses (a 422). */
@@ -59,6 +63,12 @@ export const DEFAULT_FAULTS: Faults = {
 
 export const START = Date.parse('2026-06-01T00:00:00Z');
 
+/** The replication lag's bound at a tick: lagMs, or growing towards lagEndMs. */
+export function lagBound(faults: Faults, tick: number): number {
+  if (faults.lagEndMs === undefined) return faults.lagMs;
+  return faults.lagMs + ((faults.lagEndMs - faults.lagMs) * tick) / Math.max(1, faults.ticks - 1);
+}
+
 /** One update of the simulated upstream, with when it happened and when it became visible. */
 export interface SimUpdate extends Update {
   happenedAt: number;
@@ -72,7 +82,7 @@ export class Crash extends Error {}
  * Storage as one instance sees it: once that instance has died, every call throws a Crash.
  * A dead isolate runs no more code, so a catch in the run must not get to write anything.
  */
-export function storeOfInstance(store: PollerStore, alive: () => boolean): PollerStore {
+export function storeOfInstance<T extends object = PollerStore>(store: T, alive: () => boolean): T {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -121,7 +131,7 @@ export class World {
         const version = new Date(versionMs).toISOString();
         if (seen.has(`${id}@${version}`)) continue;
         seen.add(`${id}@${version}`);
-        const visibleAt = happenedAt + Math.floor(random() * faults.lagMs);
+        const visibleAt = happenedAt + Math.floor(random() * lagBound(faults, tick));
         this.updates.push({
           id,
           version,

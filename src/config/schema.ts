@@ -202,6 +202,8 @@ export const pollerSchema = z
     alert_after: duration.default(30 * MINUTE),
     /** The longest a Retry-After or rate-limit reset may hold the poller off; longer hints are cut to this (default 1h). */
     max_rate_limit_wait: duration.default(60 * MINUTE),
+    /** Nudges (POST /pollers/:name/nudge) never start runs more often than this (default 5s). */
+    min_interval: duration.default(5_000),
     /** Requests (upstream and delivery) one run may make before it continues in a fresh invocation (default 1000). */
     max_subrequests: z.int().min(2).default(1000),
     source: sourceSchema,

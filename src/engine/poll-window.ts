@@ -209,6 +209,7 @@ export async function pollWindow(
       }
     }
     const fresh = uniqueNew(result.updates, seen);
+    ctx.lateness?.seen(window, fresh, failing); // measures the upstream's lag (engine/lateness.ts)
     const outcome = await deliverPage(
       ctx,
       epoch,
@@ -253,6 +254,7 @@ export async function pollWindow(
   }
 
   if (retryable.count > 0) return failed('transient', retryable.describe());
+  ctx.lateness?.covered(window);
   return { kind: 'complete', delivered: delivered.entries() };
 }
 

@@ -1,5 +1,7 @@
 import { isoTime, isoTimeOrNull } from './iso-time.ts';
+import { assessLateness, LatenessTally } from './lateness.ts';
 import { decideLease, isExpired, type Lease } from './lease.ts';
+import { decideNudge, type NudgeReply, nudgeDueAt } from './nudge.ts';
 import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
 import { runPoll } from './run.ts';
 import { recoveredRun, skippedRun } from './run-records.ts';
@@ -24,14 +26,15 @@ export type TriggerResult =
 
 /**
  * The alarm is derived from storage, never remembered: a lease not yet started wants it now,
- * a running lease at its expiry (the crash-recovery ceiling, R5), otherwise the earlier of
- * the next wakeup (retry, continuation) and the poller's own next tick.
+ * a running lease at its expiry (the crash-recovery ceiling, R5), otherwise the earliest of
+ * the next wakeup (retry, continuation), the poller's own next tick and a pending nudge's
+ * run (`nudgeAt`, from engine/nudge.ts).
  */
-export function nextAlarmAt(state: PollerState): number | null {
+export function nextAlarmAt(state: PollerState, nudgeAt: number | null = null): number | null {
   if (state.lease.held) {
     return state.lease.phase === 'acquired' ? state.lease.startedAt : state.lease.expiresAt;
   }
-  const times = [state.wakeup?.at, state.nextTickAt].filter(
+  const times = [state.wakeup?.at, state.nextTickAt, nudgeAt].filter(
     (at): at is number => at !== undefined && at !== null,
   );
   return times.length === 0 ? null : Math.min(...times);
@@ -74,7 +77,8 @@ export class PollerEngine {
       this.skip(kind, now, 'the poller is paused (POST /pollers/:name/resume)');
       return { outcome: 'skipped', reason: 'paused' };
     }
-    const holdOff = kind === 'cron' && !state.lease.held ? holdOffUntil(state, now) : null;
+    const polite = kind === 'cron' || kind === 'nudge';
+    const holdOff = polite && !state.lease.held ? holdOffUntil(state, now) : null;
     if (holdOff !== null) {
       // R12: a retry is booked or the upstream's quota is spent; a cron tick must not hammer.
       this.skip(kind, now, `backing off until ${isoTime(holdOff)}`);
@@ -121,6 +125,7 @@ export class PollerEngine {
     }
     // The poller's own tick: the next one is booked first, whatever this one comes to.
     const tickDue = state.nextTickAt !== null && state.nextTickAt <= now;
+    const nudgeAt = this.nudgeDue(state);
     if (tickDue) this.ctx.store.setNextTick(this.ctx.schedule?.next(now) ?? null);
     if (lease.held || (wakeup && wakeup.at <= now)) {
       const kind: TriggerKind = lease.held ? 'recovery' : (wakeup?.reason ?? 'retry');
@@ -133,9 +138,29 @@ export class PollerEngine {
       // Held off like a cron tick while a retry is booked or the quota is spent (R12).
       const result = this.admit('cron');
       if (result.outcome === 'started') return this.run(this.ctx.store.read().lease);
+    } else if (nudgeAt !== null && nudgeAt <= now) {
+      const result = this.admit('nudge');
+      if (result.outcome === 'started') return this.run(this.ctx.store.read().lease);
     }
     await this.rearm();
     return null;
+  }
+
+  /**
+   * A nudge: "something changed upstream". Wants one run, through the alarm: at once when
+   * none is going (min_interval after the last run's start at the earliest), after the run
+   * that is going otherwise. Nudges coalesce into one pending flag, so a storm costs at most
+   * a run now and one after it. Never past a pause, a booked retry or a rate limit, and never
+   * a move of the checkpoint by itself.
+   */
+  async nudge(): Promise<NudgeReply> {
+    const freshness = this.ctx.freshness;
+    if (!freshness) return { outcome: 'ignored', reason: 'disabled' };
+    const now = this.ctx.now();
+    const decision = decideNudge(this.ctx.store.read(), freshness.nudges(), this.ctx.config, now);
+    freshness.recordNudge(decision.record, now);
+    if (decision.record === 'pending') await this.rearm();
+    return decision.reply;
   }
 
   /**
@@ -154,7 +179,7 @@ export class PollerEngine {
     const state = this.ctx.store.read();
     // Paused or disabled, nothing wakes it but the lease of a run still going (R5).
     const idle = (state.paused || !config.enabled) && !state.lease.held;
-    const wanted = idle ? null : nextAlarmAt(state);
+    const wanted = idle ? null : nextAlarmAt(state, this.nudgeDue(state));
     const current = this.alarm.get ? await this.alarm.get() : undefined;
     if (current !== wanted) {
       await this.alarm.set(wanted);
@@ -183,7 +208,15 @@ export class PollerEngine {
 
   /** Sets the alarm to what storage says comes next. */
   async rearm(): Promise<void> {
-    await this.alarm.set(nextAlarmAt(this.ctx.store.read()));
+    const state = this.ctx.store.read();
+    await this.alarm.set(nextAlarmAt(state, this.nudgeDue(state)));
+  }
+
+  /** When a pending nudge wants its run, or null. */
+  private nudgeDue(state: PollerState): number | null {
+    const freshness = this.ctx.freshness;
+    if (!freshness) return null;
+    return nudgeDueAt(state, freshness.nudges(), this.ctx.config.min_interval);
   }
 
   private acquire(kind: TriggerKind, state: PollerState, now: number): LeaseResult {
@@ -211,20 +244,69 @@ export class PollerEngine {
       await this.rearm();
       return null;
     }
+    // This run starts after every nudge received so far: it is the run they asked for.
+    this.ctx.freshness?.takeNudge();
     // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
     await this.alarm.set(expiresAt);
-    const run = await runPoll(this.ctx, lease.epoch, lease.trigger);
+    // With no lag_allowance and no overlap nothing is read twice: nothing late can be seen.
+    const { lag_allowance, overlap } = this.ctx.config;
+    const tally =
+      this.ctx.freshness && lag_allowance + overlap > 0
+        ? new LatenessTally(this.ctx, this.ctx.freshness.coverage())
+        : undefined;
+    const run = await runPoll(
+      tally ? { ...this.ctx, lateness: tally } : this.ctx,
+      lease.epoch,
+      lease.trigger,
+    );
     const state = this.ctx.store.read();
     const warning = skewWarning(state.skewMs, this.ctx.config.lag_allowance);
+    const lateness = this.keepLateness(run, tally);
     this.ctx.log?.({
       event: 'run',
       poller: this.ctx.poller,
       ...run,
       checkpoint: isoTimeOrNull(state.checkpoint),
       ...(warning === null ? {} : { warning }),
+      ...lateness,
     });
     await this.rearm();
     return run;
+  }
+
+  /**
+   * Keeps what the run measured of the upstream's lag (not for a fenced run: it committed
+   * nothing, and the run that took over measures the same records). When it saw late
+   * records, returns the verdict for the run's log line, and logs a near miss on its own.
+   */
+  private keepLateness(run: RunRecord, tally: LatenessTally | undefined): Record<string, unknown> {
+    const freshness = this.ctx.freshness;
+    const measured = tally?.measurement();
+    if (!freshness || !measured || run.outcome === 'fenced') return {};
+    const now = this.ctx.now();
+    freshness.recordLateness(now, measured);
+    if (measured.histogram.count === 0) return {};
+    const verdict = assessLateness(freshness.lateness(now), this.ctx.config);
+    if (measured.nearMiss !== null) {
+      const { id, version, latenessMs } = measured.nearMiss;
+      this.ctx.log?.({
+        event: 'near_miss',
+        level: 'warn',
+        poller: this.ctx.poller,
+        count: measured.histogram.nearMisses,
+        id,
+        version,
+        lateness_seconds: latenessMs / 1000,
+        message: verdict.warning,
+      });
+    }
+    return {
+      late_records: measured.histogram.count,
+      lateness_max_seconds: measured.histogram.maxMs / 1000,
+      ...(verdict.warning === null
+        ? {}
+        : { lateness_risk: verdict.risk, lateness_warning: verdict.warning }),
+    };
   }
 
   private skip(kind: TriggerKind, now: number, reason: string): void {

@@ -6,6 +6,7 @@ import { deadLetterRoutes } from './routes/dead-letters.ts';
 import { fleetRoutes } from './routes/fleet.ts';
 import { healthRoutes } from './routes/healthz.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { nudgeRoutes } from './routes/nudge.ts';
 import { pollerRoutes } from './routes/pollers.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { statusRoutes } from './routes/status.ts';
@@ -26,6 +27,7 @@ export const app = new Hono<{ Bindings: Env }>()
   .route('/pollers', deadLetterRoutes)
   .route('/pollers', pollerRoutes)
   .route('/pollers', secretRoutes)
+  .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
   .notFound((c) => c.json({ error: 'not found' }, 404))

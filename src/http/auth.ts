@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { sameSecret } from '../secrets/same-secret.ts';
 
 export type Access = 'read' | 'admin';
 
@@ -60,16 +61,6 @@ export async function canAdmin(c: Context<{ Bindings: Env }>): Promise<boolean> 
   const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
   const admin = c.env.ADMIN_TOKEN;
   return presented !== undefined && !!admin && (await sameSecret(presented, admin));
-}
-
-/** Constant-time comparison: digests first, so neither content nor length leaks through timing. */
-async function sameSecret(presented: string, expected: string): Promise<boolean> {
-  const encoder = new TextEncoder();
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest('SHA-256', encoder.encode(presented)),
-    crypto.subtle.digest('SHA-256', encoder.encode(expected)),
-  ]);
-  return crypto.subtle.timingSafeEqual(a, b);
 }
 
 /** The top-level var `public_status = true` (or "true"). */

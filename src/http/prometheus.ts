@@ -2,8 +2,9 @@
 export interface MetricFamily {
   name: string;
   help: string;
-  type: 'gauge' | 'counter';
-  samples: { labels: Record<string, string>; value: number }[];
+  type: 'gauge' | 'counter' | 'histogram';
+  /** `suffix`: a histogram's `_bucket`, `_sum` and `_count` series. */
+  samples: { labels: Record<string, string>; value: number; suffix?: string }[];
 }
 
 /** Renders metric families as Prometheus text: HELP, TYPE, then one line per sample. */
@@ -16,7 +17,8 @@ export function renderMetrics(families: MetricFamily[]): string {
       const labels = Object.entries(sample.labels)
         .map(([key, value]) => `${key}="${escapeLabel(value)}"`)
         .join(',');
-      lines.push(`${family.name}${labels ? `{${labels}}` : ''} ${formatValue(sample.value)}`);
+      const name = `${family.name}${sample.suffix ?? ''}`;
+      lines.push(`${name}${labels ? `{${labels}}` : ''} ${formatValue(sample.value)}`);
     }
   }
   return `${lines.join('\n')}\n`;

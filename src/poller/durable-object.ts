@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { settableAlarmTime } from '../engine/iso-time.ts';
+import type { NudgeReply } from '../engine/nudge.ts';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunContext, RunRecord } from '../engine/ports.ts';
 import { registryOf } from '../registry/registry.ts';
@@ -12,7 +13,9 @@ import {
   type ReplayResult,
   replayDeadLetter,
 } from './dead-letters.ts';
+import { SqliteFreshness } from './freshness-store.ts';
 import { migrate } from './migrations.ts';
+import { isNudgeToken } from './nudge-auth.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import { buildStatus, type PollerStatus } from './status.ts';
 import { type Wiring, wirePoller } from './wiring.ts';
@@ -72,7 +75,35 @@ export class Poller extends DurableObject<Env> {
       tables: this.store.tableSizes(),
       databaseBytes: this.store.databaseBytes(),
       now: Date.now(),
+      freshness: { lateness: this.freshness.lateness(Date.now()), nudges: this.freshness.nudges() },
     });
+  }
+
+  /**
+   * A nudge (POST /pollers/:name/nudge): "something changed upstream, poll soon". `token` is
+   * the nudge token the caller presented, checked here against the poller's NUDGE_TOKEN
+   * secret; null when the route has already checked ADMIN_TOKEN.
+   */
+  async nudge(
+    name: string,
+    token: string | null,
+  ): Promise<
+    NudgeReply | { outcome: 'unauthorized' } | { outcome: 'ignored'; reason: 'misconfigured' }
+  > {
+    if (token !== null) {
+      const own = await this.ownSecrets(name);
+      if (!own.ok || !(await isNudgeToken(own.values, token))) return { outcome: 'unauthorized' };
+    }
+    this.rememberName(name);
+    const engine = await this.engine(name);
+    if (!engine.ok) return { outcome: 'ignored', reason: 'misconfigured' };
+    return engine.engine.nudge();
+  }
+
+  /** Nudges and observed lateness, beside the poller's store (migration 11). */
+  private get freshness(): SqliteFreshness {
+    void this.store; // a poller erased and used again gets its tables back first
+    return new SqliteFreshness(this.ctx.storage);
   }
 
   /** The run history, newest first. */
@@ -369,8 +400,9 @@ export class Poller extends DurableObject<Env> {
       get: () => storage.getAlarm(),
     };
     const redact = wiring.context.redact ?? ((text: string) => text);
-    const engine = new PollerEngine(wiring.context, alarm);
-    return { ok: true, engine, context: wiring.context, redact };
+    const context: RunContext = { ...wiring.context, freshness: this.freshness };
+    const engine = new PollerEngine(context, alarm);
+    return { ok: true, engine, context, redact };
   }
 
   /**

@@ -185,6 +185,31 @@ export const MIGRATIONS: readonly string[] = [
      key_id TEXT NOT NULL,
      set_at INTEGER NOT NULL
    ) WITHOUT ROWID;`,
+  // 11: freshness. Nudges (a pending flag the alarm is derived from, and counters), where the
+  // last completed window ended (to measure how late records become visible), and that
+  // lateness as histograms: one row per hour for the last 24 h, and one (slot -1) for all time.
+  `CREATE TABLE freshness (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     nudge_pending INTEGER NOT NULL DEFAULT 0,
+     nudge_since INTEGER,
+     nudges_received INTEGER NOT NULL DEFAULT 0,
+     nudges_coalesced INTEGER NOT NULL DEFAULT 0,
+     nudges_acted_on INTEGER NOT NULL DEFAULT 0,
+     nudges_ignored INTEGER NOT NULL DEFAULT 0,
+     covered_to INTEGER,
+     covered_at INTEGER,
+     covered_checkpoint INTEGER,
+     last_near_miss TEXT
+   );
+   INSERT INTO freshness (id) VALUES (1);
+   CREATE TABLE lateness (
+     slot INTEGER PRIMARY KEY,
+     buckets TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     sum_ms INTEGER NOT NULL,
+     max_ms INTEGER NOT NULL,
+     near_misses INTEGER NOT NULL
+   );`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

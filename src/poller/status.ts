@@ -3,6 +3,7 @@ import type { PollerConfig } from '../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
+import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
 import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './sqlite-store.ts';
 
@@ -54,6 +55,13 @@ export interface PollerStatus {
   paused: boolean;
   /** The latest admin actions, newest first. */
   audit: { at: string; action: string; detail: Json }[];
+  /**
+   * Observed lateness above 80% of lag_allowance, or a near miss: an update later than
+   * lag_allowance would be missed. Also a warning (state `warning`); see `freshness`.
+   */
+  at_risk: boolean;
+  /** Observed lateness next to lag_allowance, and nudges (null: not read). */
+  freshness: FreshnessView | null;
 }
 
 export interface RunView {
@@ -104,12 +112,17 @@ export function buildStatus(input: {
   tables: TableSizes;
   databaseBytes: number;
   now: number;
+  freshness?: FreshnessInput;
 }): PollerStatus {
   const { state, config } = input;
   const skew = skewWarning(state.skewMs, config?.lag_allowance ?? 0);
-  const warnings = [deadLetterWarning(input.name, input.deadLetters, config), skew].filter(
-    (warning): warning is string => warning !== null,
-  );
+  const fresh = input.freshness ? freshnessView(input.freshness, config) : null;
+  const lateness = fresh?.assessment?.warning ?? null;
+  const warnings = [
+    deadLetterWarning(input.name, input.deadLetters, config),
+    skew,
+    lateness,
+  ].filter((warning): warning is string => warning !== null);
   const health: HealthInput = { ...input, warnings };
   return {
     name: input.name,
@@ -152,6 +165,8 @@ export function buildStatus(input: {
     storage: { database_bytes: input.databaseBytes, tables: input.tables },
     paused: state.paused,
     audit: input.audit.map((entry) => ({ ...entry, at: isoTime(entry.at) })),
+    at_risk: fresh?.assessment?.risk === 'at_risk',
+    freshness: fresh?.view ?? null,
   };
 }
 

@@ -163,6 +163,14 @@ export const TEST_POLLERS = {
     deliver: webhook,
   },
   disabled: { cron: '* * * * *', enabled: false, source: seedSource, deliver: webhook },
+  /** Observed lateness (test/workers/nudge.test.ts): re-reads 10 s below T and 10 s below C. */
+  late: {
+    cron: '* * * * *',
+    lag_allowance: '10s',
+    overlap: '10s',
+    source: seedSource,
+    deliver: webhook,
+  },
   demo_sessions: {
     cron: '* * * * *',
     lag_allowance: '5s',

@@ -3,6 +3,7 @@ import { TABLES } from '../../poller/sqlite-store.ts';
 import type { PollerStatus } from '../../poller/status.ts';
 import { type FleetGroup, registryOf } from '../../registry/registry.ts';
 import { requireToken } from '../auth.ts';
+import { freshnessFamilies } from '../freshness-metrics.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
 import { type MetricFamily, renderMetrics } from '../prometheus.ts';
 
@@ -150,6 +151,7 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
         (s) => (s.state === 'misconfigured' ? 1 : 0),
       ),
     ];
+    families.push(...freshnessFamilies(statuses));
     families.push(...(await fleetFamilies(c.env)));
     return c.text(renderMetrics(families), 200, {
       'content-type': 'text/plain; version=0.0.4; charset=utf-8',
