@@ -214,6 +214,16 @@ describe('observed lateness in status and /metrics (the SQLite store)', () => {
     expect(value('tidemark_lag_allowance_seconds')).toBe('10');
     expect(value('tidemark_lateness_warning')).toBe('1');
     expect(value('tidemark_at_risk')).toBe('0');
+
+    // The poller's dashboard page: the lateness next to lag_allowance, and the warning.
+    const page = await (
+      await call('GET', '/dashboard/pollers/late/panel', { token: STATUS_TOKEN })
+    ).text();
+    expect(page).toMatch(
+      /<dt>Observed lateness<\/dt><dd>p50 [\d.]+ s, p99 [\d.]+ s, max [67][\d.]* s over the last 24 h \(1 late record\), against lag_allowance 10s \(\d+%\); suggested: 1[2-6]s<\/dd>/,
+    );
+    expect(page).toContain('<dt>Nudges</dt><dd>0 received');
+    expect(page).toContain('observed lateness: records became visible up to');
   });
 
   it('a record later than lag_allowance, caught only by overlap, is a near miss: at risk, loudly', async () => {

@@ -15,6 +15,7 @@ import {
 } from './explain.ts';
 import { labelList } from './fleet-rows.ts';
 import { plural, relative, seconds, when } from './format.ts';
+import { freshnessRows } from './freshness.ts';
 import { pollerActions } from './panel.ts';
 import { runTable } from './run-table.ts';
 
@@ -60,6 +61,7 @@ function facts(page: PollerPage, now: number) {
         : `held off until ${when(status.rate_limited_until)} (${relative(status.rate_limited_until, now)}), as the upstream asked`,
     ],
     ['Upstream clock', skewText(status.upstream_skew_seconds)],
+    ...freshnessRows(status),
     ['Failed runs in a row', String(status.consecutive_failures)],
     [
       'Runs',
