@@ -8,6 +8,7 @@ import {
   type PollerStore,
   type RunAftermath,
   type RunRecord,
+  type WindowCommit,
 } from './ports.ts';
 
 /**
@@ -40,9 +41,10 @@ export class MemoryStore implements PollerStore {
     return structuredClone(this.state);
   }
 
-  acquire(expectedEpoch: number, lease: Lease): boolean {
+  acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean {
     if (this.state.lease.epoch !== expectedEpoch) return false;
     this.state = { ...this.state, lease: { ...lease }, wakeup: null };
+    if (nextTickAt !== undefined) this.state.nextTickAt = nextTickAt;
     this.rowsWritten += 1;
     return true;
   }
@@ -116,8 +118,12 @@ export class MemoryStore implements PollerStore {
     return true;
   }
 
-  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
     if (!this.holds(epoch)) return false;
+    if (commit) {
+      this.commitWindow(epoch, commit.checkpoint, commit.remember, commit.pruneBelow);
+      this.rowsWritten -= 1; // one write of the state row for both, as in SQLite
+    }
     this.state.lease = { ...this.state.lease, held: false };
     this.state.failures = next.failures;
     this.state.wakeup = next.wakeup;

@@ -30,9 +30,20 @@ export type TriggerResult =
  * the next wakeup (retry, continuation), the poller's own next tick and a pending nudge's
  * run (`nudgeAt`, from engine/nudge.ts).
  */
-export function nextAlarmAt(state: PollerState, nudgeAt: number | null = null): number | null {
+export function nextAlarmAt(
+  state: PollerState,
+  nudgeAt: number | null = null,
+  now?: number,
+): number | null {
   if (state.lease.held) {
-    return state.lease.phase === 'acquired' ? state.lease.startedAt : state.lease.expiresAt;
+    if (state.lease.phase === 'acquired') return state.lease.startedAt;
+    // The poller's own next tick, when it comes before the expiry, wakes the object first
+    // (finding the run alive, it waits for the expiry): the run's end then finds the alarm
+    // where it must be, and leaves it, a write saved on every run.
+    const tick = state.nextTickAt;
+    const { expiresAt } = state.lease;
+    if (now === undefined || tick === null || tick <= now || expiresAt === null) return expiresAt;
+    return Math.min(tick, expiresAt);
   }
   const times = [state.wakeup?.at, state.nextTickAt, nudgeAt].filter(
     (at): at is number => at !== undefined && at !== null,
@@ -65,8 +76,11 @@ export class PollerEngine {
     return result;
   }
 
-  /** Decides a trigger, synchronously: skipped (and counted) or granted the lease. */
-  private admit(kind: TriggerKind): TriggerResult {
+  /**
+   * Decides a trigger, synchronously: skipped (and counted) or granted the lease; `start`
+   * when the caller starts the run in this same turn (see acquire).
+   */
+  private admit(kind: TriggerKind, start = false, nextTick?: number | null): TriggerResult {
     const now = this.ctx.now();
     const state = this.ctx.store.read();
     if (!this.ctx.config.enabled) {
@@ -84,7 +98,7 @@ export class PollerEngine {
       this.skip(kind, now, `backing off until ${isoTime(holdOff)}`);
       return { outcome: 'skipped', reason: 'backing_off', retryAt: holdOff };
     }
-    const result = this.acquire(kind, state, now);
+    const result = this.acquire(kind, state, now, start, nextTick);
     if (result.outcome === 'skipped') {
       this.skip(
         kind,
@@ -123,25 +137,23 @@ export class PollerEngine {
       await this.rearm(); // the run is alive; its ceiling is still ahead
       return null;
     }
-    // The poller's own tick: the next one is booked first, whatever this one comes to.
+    // The poller's own tick: the next one is booked, whatever this one comes to; with the
+    // lease of the run it starts, in the same write.
     const tickDue = state.nextTickAt !== null && state.nextTickAt <= now;
     const nudgeAt = this.nudgeDue(state);
-    if (tickDue) this.ctx.store.setNextTick(this.ctx.schedule?.next(now) ?? null);
+    const booked = tickDue ? (this.ctx.schedule?.next(now) ?? null) : undefined;
+    let result: TriggerResult | null = null;
     if (lease.held || (wakeup && wakeup.at <= now)) {
       const kind: TriggerKind = lease.held ? 'recovery' : (wakeup?.reason ?? 'retry');
-      const result = this.acquire(kind, state, now);
-      if (result.outcome === 'started') {
-        const acquired = this.ctx.store.read().lease;
-        return this.run(acquired);
-      }
+      result = this.acquire(kind, state, now, true, booked);
     } else if (tickDue) {
       // Held off like a cron tick while a retry is booked or the quota is spent (R12).
-      const result = this.admit('cron');
-      if (result.outcome === 'started') return this.run(this.ctx.store.read().lease);
+      result = this.admit('cron', true, booked);
     } else if (nudgeAt !== null && nudgeAt <= now) {
-      const result = this.admit('nudge');
-      if (result.outcome === 'started') return this.run(this.ctx.store.read().lease);
+      result = this.admit('nudge', true);
     }
+    if (result?.outcome === 'started') return this.run(this.ctx.store.read().lease);
+    if (booked !== undefined) this.ctx.store.setNextTick(booked);
     await this.rearm();
     return null;
   }
@@ -179,7 +191,7 @@ export class PollerEngine {
     const state = this.ctx.store.read();
     // Paused or disabled, nothing wakes it but the lease of a run still going (R5).
     const idle = (state.paused || !config.enabled) && !state.lease.held;
-    const wanted = idle ? null : nextAlarmAt(state, this.nudgeDue(state));
+    const wanted = idle ? null : nextAlarmAt(state, this.nudgeDue(state), this.ctx.now());
     const current = this.alarm.get ? await this.alarm.get() : undefined;
     if (current !== wanted) {
       await this.alarm.set(wanted);
@@ -194,7 +206,7 @@ export class PollerEngine {
    */
   async runNow(): Promise<TriggerResult | { outcome: 'ran'; run: RunRecord }> {
     // No await between the grant and the start: the alarm cannot start this run as well.
-    const reply = this.admit('manual');
+    const reply = this.admit('manual', true);
     if (reply.outcome !== 'started') {
       await this.rearm();
       return reply;
@@ -209,7 +221,7 @@ export class PollerEngine {
   /** Sets the alarm to what storage says comes next. */
   async rearm(): Promise<void> {
     const state = this.ctx.store.read();
-    await this.alarm.set(nextAlarmAt(state, this.nudgeDue(state)));
+    await this.alarm.set(nextAlarmAt(state, this.nudgeDue(state), this.ctx.now()));
   }
 
   /** When a pending nudge wants its run, or null. */
@@ -219,14 +231,26 @@ export class PollerEngine {
     return nudgeDueAt(state, freshness.nudges(), this.ctx.config.min_interval);
   }
 
-  private acquire(kind: TriggerKind, state: PollerState, now: number): LeaseResult {
+  /**
+   * Takes the lease. With `start`, the caller starts the run in this same turn, with no
+   * await between (the alarm, a manual run): the lease is written as running at once, and
+   * with `nextTick` the poller's next tick is booked in that same write.
+   */
+  private acquire(
+    kind: TriggerKind,
+    state: PollerState,
+    now: number,
+    start = false,
+    nextTick?: number | null,
+  ): LeaseResult {
     const decision = decideLease(state.lease, now, this.ctx.config.lease_ttl, kind);
     if (decision.kind === 'skip')
       return { outcome: 'skipped', reason: 'lease_held', lease: decision.holder };
     if (decision.recovered) {
       this.ctx.store.recordRecovery(recoveredRun(decision.recovered, now, state.checkpoint));
     }
-    if (!this.ctx.store.acquire(state.lease.epoch, decision.lease)) {
+    const lease: Lease = start ? { ...decision.lease, phase: 'running' } : decision.lease;
+    if (!this.ctx.store.acquire(state.lease.epoch, lease, nextTick)) {
       return { outcome: 'skipped', reason: 'lease_held', lease: this.ctx.store.read().lease };
     }
     return {
@@ -239,15 +263,19 @@ export class PollerEngine {
   private async run(lease: Lease): Promise<RunRecord | null> {
     // Synchronously, before any await: of two alarm invocations only one may start the run.
     // The lease TTL counts from the run's real start, not from the trigger that granted it.
-    const expiresAt = this.ctx.now() + this.ctx.config.lease_ttl;
-    if (!this.ctx.store.markRunning(lease.epoch, expiresAt)) {
+    // A lease granted running was granted in this turn: the run starts now, under it.
+    const now = this.ctx.now();
+    const granted = lease.phase === 'running' ? lease.expiresAt : null;
+    const expiresAt = granted ?? now + this.ctx.config.lease_ttl;
+    if (granted === null && !this.ctx.store.markRunning(lease.epoch, expiresAt)) {
       await this.rearm();
       return null;
     }
     // This run starts after every nudge received so far: it is the run they asked for.
     this.ctx.freshness?.takeNudge();
-    // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run.
-    await this.alarm.set(expiresAt);
+    // R5: while the run is going, the alarm waits at the lease expiry to recover a dead run
+    // (or at the poller's next tick, if sooner: see nextAlarmAt).
+    await this.alarm.set(nextAlarmAt(this.ctx.store.read(), null, now));
     // With no lag_allowance and no overlap nothing is read twice: nothing late can be seen.
     const { lag_allowance, overlap } = this.ctx.config;
     const tally =

@@ -178,6 +178,13 @@ export interface LedgerEntry {
   versionMs: number;
 }
 
+/** A window's commit: C, the deliveries the next window can ask for again, the prune. */
+export interface WindowCommit {
+  checkpoint: number;
+  remember: LedgerEntry[];
+  pruneBelow: number;
+}
+
 /**
  * Durable state of one poller. Synchronous, so that each method is atomic within the
  * Durable Object; every method taking an epoch is fenced (R6) and returns false, changing
@@ -187,8 +194,11 @@ export interface PollerStore {
   read(): PollerState;
   /** True while the stored lease is held by `epoch` (R6): the check after every await of a run. */
   holds(epoch: number): boolean;
-  /** Compare-and-set on the epoch: grants `lease` only if the stored epoch is still `expectedEpoch`. */
-  acquire(expectedEpoch: number, lease: Lease): boolean;
+  /**
+   * Compare-and-set on the epoch: grants `lease` only if the stored epoch is still
+   * `expectedEpoch`; with `nextTickAt`, books the poller's next tick in the same write.
+   */
+  acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean;
   /**
    * Gives back a lease nobody works under: granted but not started, or expired (its run is
    * dead). For a paused poller, which starts no run of any kind, not even a recovery.
@@ -207,8 +217,11 @@ export interface PollerStore {
   ): boolean;
   /** Remembers deliveries of a window that did not complete, so the retry skips them. */
   remember(epoch: number, entries: LedgerEntry[]): boolean;
-  /** Releases the lease and records the run, its counters and what happens next. */
-  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean;
+  /**
+   * Releases the lease and records the run, its counters and what happens next; with
+   * `commit`, also commits the run's last window (as commitWindow would), in the same write.
+   */
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean;
   /** History only: a trigger that found the lease held, or a run fenced off. Not state. */
   recordRun(run: RunRecord): void;
   /** Records that the lease of a dead run was taken over (history and the recoveries counter). */

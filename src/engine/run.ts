@@ -17,6 +17,7 @@ import type {
   Stall,
   TriggerKind,
   Wakeup,
+  WindowCommit,
 } from './ports.ts';
 import { hasBacklog, nextCheckpoint, planWindow, type Window } from './window.ts';
 
@@ -44,7 +45,11 @@ export async function runPoll(
     straggleMs: 0,
     released: 0,
   };
-  const record = (outcome: RunOutcome, error: string | null = null): RunRecord => ({
+  const record = (
+    outcome: RunOutcome,
+    error: string | null = null,
+    checkpoint = store.read().checkpoint,
+  ): RunRecord => ({
     epoch,
     trigger,
     outcome,
@@ -55,7 +60,7 @@ export async function runPoll(
     records: tally.records,
     deadLettered: tally.deadLettered,
     error: error === null ? null : redact(ctx, `poller "${ctx.poller}": ${error}`),
-    checkpoint: store.read().checkpoint,
+    checkpoint,
   });
   const fenced = () => {
     const run = record('fenced', 'the lease was taken over by a newer run; nothing was committed');
@@ -67,6 +72,7 @@ export async function runPoll(
     failures: number,
     wakeup: Wakeup | null,
     stall: Stall | null = null,
+    commit?: WindowCommit,
   ): RunRecord => {
     const next = {
       failures,
@@ -76,7 +82,7 @@ export async function runPoll(
       stall,
       straggleMs: tally.straggleMs,
     };
-    if (store.finishRun(epoch, run, next)) return run;
+    if (store.finishRun(epoch, run, next, commit)) return run;
     return fenced();
   };
 
@@ -104,12 +110,13 @@ async function pollWindows(
   startedAt: number,
   budget: RunBudget,
   tally: Tally,
-  record: (outcome: RunOutcome, error?: string | null) => RunRecord,
+  record: (outcome: RunOutcome, error?: string | null, checkpoint?: number | null) => RunRecord,
   finish: (
     run: RunRecord,
     failures: number,
     wakeup: Wakeup | null,
     stall?: Stall | null,
+    commit?: WindowCommit,
   ) => RunRecord,
   fenced: () => RunRecord,
 ): Promise<RunRecord> {
@@ -218,10 +225,13 @@ async function pollWindows(
     }
 
     const complete = nextCheckpoint(checkpoint, window, config.lag_allowance);
-    if (!commit(ctx, epoch, complete, result.delivered, tally)) return fenced();
+    const done = windowCommit(ctx, complete, result.delivered, tally);
     tally.windows += 1;
 
-    if (!hasBacklog(window, checkpoint, complete)) return finish(record('success'), 0, null);
+    // A run that ends with this window commits it with its finish: one write, not two.
+    if (!hasBacklog(window, checkpoint, complete)) {
+      return finish(record('success', null, complete), 0, null, null, done);
+    }
     // A next window that would not fit in what is left of the budget would stop half-way and
     // be fetched again from its first page: better to continue in a fresh invocation now.
     const windowCost = budget.subrequests - spentBefore;
@@ -230,7 +240,11 @@ async function pollWindows(
       const note = outOfTime
         ? 'stopped on the max_run budget; continuing'
         : 'stopped before a window that would not fit in the subrequest budget; continuing';
-      return finish(record('continued', note), 0, { at: ctx.now(), reason: 'continuation' });
+      const continuation: Wakeup = { at: ctx.now(), reason: 'continuation' };
+      return finish(record('continued', note, complete), 0, continuation, null, done);
+    }
+    if (!store.commitWindow(epoch, done.checkpoint, done.remember, done.pruneBelow)) {
+      return fenced();
     }
   }
 }
@@ -258,14 +272,20 @@ function commit(
   delivered: LedgerEntry[],
   tally: Tally,
 ): boolean {
+  const done = windowCommit(ctx, checkpoint, delivered, tally);
+  return ctx.store.commitWindow(epoch, done.checkpoint, done.remember, done.pruneBelow);
+}
+
+/** What moving C to `checkpoint` keeps of the ledger and prunes from it (R9). */
+function windowCommit(
+  ctx: RunContext,
+  checkpoint: number,
+  delivered: LedgerEntry[],
+  tally: Tally,
+): WindowCommit {
   const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap - straggle(ctx, tally));
   const remember = delivered.filter((entry) => entry.versionMs >= pruneBelow);
-  return ctx.store.commitWindow(
-    epoch,
-    checkpoint,
-    untilNearFuture(remember, ctx.now()),
-    pruneBelow,
-  );
+  return { checkpoint, remember: untilNearFuture(remember, ctx.now()), pruneBelow };
 }
 
 /** Versions stamped further ahead of our clock than this are an upstream's clock bug. */

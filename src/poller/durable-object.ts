@@ -33,6 +33,7 @@ export class Poller extends DurableObject<Env> {
   private readonly sqlite: SqliteStore;
   /** deleteAll() dropped the tables: a later call to this instance gets them back, empty. */
   private erased = false;
+  private freshnessStore: SqliteFreshness | null = null;
   /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
   private decrypted: Record<string, string> | null = null;
 
@@ -103,7 +104,12 @@ export class Poller extends DurableObject<Env> {
   /** Nudges and observed lateness, beside the poller's store (migration 11). */
   private get freshness(): SqliteFreshness {
     void this.store; // a poller erased and used again gets its tables back first
-    return new SqliteFreshness(this.ctx.storage);
+    if (this.freshnessStore === null) {
+      this.freshnessStore = new SqliteFreshness(this.ctx.storage);
+      // Its rows are billed like the store's: counted with them (storageStats).
+      this.sqlite.countRowsOf(this.freshnessStore);
+    }
+    return this.freshnessStore;
   }
 
   /** The run history, newest first. */
@@ -234,8 +240,13 @@ export class Poller extends DurableObject<Env> {
   }
 
   /** What this object has written to storage since it started, for cost checks. */
-  async storageStats(): Promise<{ rowsWritten: number; ledgerRows: number }> {
-    return { rowsWritten: this.store.rowsWritten, ledgerRows: this.store.ledgerSize() };
+  async storageStats(): Promise<{ rowsWritten: number; alarmWrites: number; ledgerRows: number }> {
+    const writes = this.store.writeCounts();
+    return {
+      rowsWritten: writes.rows,
+      alarmWrites: writes.alarms,
+      ledgerRows: this.store.ledgerSize(),
+    };
   }
 
   /** Dead letters, oldest first, a page at a time. */
@@ -394,8 +405,12 @@ export class Poller extends DurableObject<Env> {
     const storage = this.ctx.storage;
     const alarm = {
       set: async (at: number | null) => {
-        if (at === null) await storage.deleteAlarm();
-        else await storage.setAlarm(settableAlarmTime(at));
+        // Each set or delete is billed as a row written: one that changes nothing is skipped.
+        const wanted = at === null ? null : settableAlarmTime(at);
+        if ((await storage.getAlarm()) === wanted) return;
+        if (wanted === null) await storage.deleteAlarm();
+        else await storage.setAlarm(wanted);
+        this.store.countAlarmWrite();
       },
       get: () => storage.getAlarm(),
     };

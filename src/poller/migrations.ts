@@ -210,6 +210,44 @@ export const MIGRATIONS: readonly string[] = [
      max_ms INTEGER NOT NULL,
      near_misses INTEGER NOT NULL
    );`,
+  // 12: fewer rows written per run, and a count of them that survives restarts. The counters
+  // (SQLite's rows, index rows included; alarm sets and deletes, each billed as a row) ride on
+  // the state row's own writes. The ledger drops its version index (an insert wrote it too;
+  // the ledger is small enough to scan), and its boundary (the few deliveries the next window
+  // can ask for again) rides on the state row as well. The run history becomes a ring of 100
+  // slots without AUTOINCREMENT: a run's line is one row written, where the insert, its
+  // sequence row and the prune of the oldest line were three. An idle run (a success that
+  // found nothing) waits in the state row, and goes into the ring only when a run that did
+  // something follows it. What the poller last told the registry moves to the state row too.
+  `ALTER TABLE poller_state ADD COLUMN rows_written INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN alarm_writes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE poller_state ADD COLUMN ledger_boundary TEXT;
+   ALTER TABLE poller_state ADD COLUMN idle_run TEXT;
+   ALTER TABLE poller_state ADD COLUMN last_report TEXT;
+   UPDATE poller_state SET last_report = (SELECT value FROM meta WHERE key = 'reported');
+   DELETE FROM meta WHERE key = 'reported';
+   DROP INDEX ledger_by_version;
+   CREATE TABLE run_ring (
+     slot INTEGER PRIMARY KEY,
+     seq INTEGER NOT NULL,
+     epoch INTEGER NOT NULL,
+     trigger TEXT NOT NULL,
+     outcome TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     finished_at INTEGER NOT NULL,
+     windows INTEGER NOT NULL,
+     pages INTEGER NOT NULL,
+     records INTEGER NOT NULL,
+     dead_lettered INTEGER NOT NULL,
+     error TEXT,
+     checkpoint INTEGER
+   );
+   INSERT OR REPLACE INTO run_ring
+     SELECT seq % 100, seq, epoch, trigger, outcome, started_at, finished_at, windows, pages,
+       records, dead_lettered, error, checkpoint
+     FROM runs ORDER BY seq;
+   DROP TABLE runs;
+   ALTER TABLE run_ring RENAME TO runs;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

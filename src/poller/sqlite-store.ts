@@ -14,6 +14,7 @@ import {
   type RunRecord,
   type TriggerKind,
   type Wakeup,
+  type WindowCommit,
 } from '../engine/ports.ts';
 import { recordToText } from './record-text.ts';
 
@@ -186,11 +187,71 @@ const LEDGER_ROW_BYTES = 'octet_length(id) + octet_length(version) + 8';
 /** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
 const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
 
+/** What a commit sets in the state row; bound by commitBindings. */
+const COMMIT_SET = `checkpoint = ?, scope_from = COALESCE(scope_from, checkpoint, ?),
+  ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?, ledger_boundary = ?`;
+
+/** The ledger's side of a commit, for the state row. */
+interface LedgerCommit {
+  /** The boundary kept in the state row (JSON), or null when there is none or it is in the table. */
+  boundary: string | null;
+  /** Rows and bytes the ledger table gained (or lost). */
+  rows: number;
+  bytes: number;
+}
+
+function commitBindings(checkpoint: number, ledger: LedgerCommit): unknown[] {
+  return [checkpoint, checkpoint, ledger.rows, ledger.bytes, ledger.boundary];
+}
+
+/**
+ * The largest boundary kept in the state row, as JSON. A window's boundary is usually a few
+ * deliveries (those stamped in the second below the next window's start): written with the
+ * checkpoint, it costs no row of its own. A larger one goes to the ledger table.
+ */
+export const BOUNDARY_MAX_CHARS = 8_192;
+
+function encodeBoundary(entries: LedgerEntry[]): string | null | undefined {
+  if (entries.length === 0) return null;
+  const text = JSON.stringify(entries.map((entry) => [entry.id, entry.version, entry.versionMs]));
+  return text.length <= BOUNDARY_MAX_CHARS ? text : undefined;
+}
+
+function decodeBoundary(text: string | null): LedgerEntry[] {
+  if (text === null) return [];
+  return (JSON.parse(text) as [string, string, number][]).map(([id, version, versionMs]) => ({
+    id,
+    version,
+    versionMs,
+  }));
+}
+
+/** Entries of both lists, each `(id, version)` once. */
+function mergeEntries(kept: LedgerEntry[], added: LedgerEntry[]): LedgerEntry[] {
+  if (kept.length === 0) return added;
+  const seen = new Set(kept.map((entry) => ledgerKey(entry.id, entry.version)));
+  return [...kept, ...added.filter((entry) => !seen.has(ledgerKey(entry.id, entry.version)))];
+}
+
+/** A run that found nothing to do: its line waits in the state row (see finishRun). */
+function isIdle(run: RunRecord): boolean {
+  return (
+    run.outcome === 'success' && run.records === 0 && run.deadLettered === 0 && run.error === null
+  );
+}
+
 /** PollerStore over the Durable Object's SQLite storage. */
 export class SqliteStore implements PollerStore {
   private readonly sql: SqlStorage;
-  /** Rows written by this instance since it started: what Cloudflare bills as storage writes. */
-  rowsWritten = 0;
+  /**
+   * Rows (SQLite's own count: index rows included) and alarm writes since the counters in
+   * the state row were last brought up to date: they are, by the next write of that row.
+   */
+  private pendingRows = 0;
+  private pendingAlarms = 0;
+  /** Other writers to this object's database (its freshness store), counted here too. */
+  private readonly writers: { readonly rowsWritten: number }[] = [];
+  private writersCounted = 0;
   /** How long dead letters are kept: the poller's dead_letter_retention, set by its object. */
   deadLetterRetention = DEFAULT_RETENTION_MS;
 
@@ -202,8 +263,62 @@ export class SqliteStore implements PollerStore {
   private write(query: string, ...bindings: unknown[]): number {
     const cursor = this.sql.exec(query, ...bindings);
     cursor.toArray();
-    this.rowsWritten += cursor.rowsWritten;
+    this.pendingRows += cursor.rowsWritten;
     return cursor.rowsWritten;
+  }
+
+  /**
+   * Runs an UPDATE of the state row (`set`, then `where`), bringing the write counters up to
+   * date in the same statement: what Cloudflare bills is counted with no row more, and
+   * survives restarts. Returns the rows it wrote.
+   */
+  private updateState(set: string, where: string, ...bindings: unknown[]): number {
+    const own = this.pendingRows + 1; // and its own row
+    const others = this.othersPending();
+    const alarms = this.pendingAlarms;
+    const written = this.write(
+      `UPDATE poller_state SET rows_written = rows_written + ?, alarm_writes = alarm_writes + ?,
+         ${set} ${where}`,
+      own + others,
+      alarms,
+      ...bindings,
+    );
+    if (written > 0) {
+      this.pendingRows -= own;
+      this.writersCounted += others;
+      this.pendingAlarms -= alarms;
+    }
+    return written;
+  }
+
+  /** Counts the rows another writer to this database writes (it keeps a running count). */
+  countRowsOf(writer: { readonly rowsWritten: number }): void {
+    this.writers.push(writer);
+    this.writersCounted += writer.rowsWritten;
+  }
+
+  private othersPending(): number {
+    let total = 0;
+    for (const writer of this.writers) total += writer.rowsWritten;
+    return total - this.writersCounted;
+  }
+
+  /** Counts a set or delete of the alarm, which Cloudflare bills as a row written. */
+  countAlarmWrite(): void {
+    this.pendingAlarms += 1;
+  }
+
+  /** Rows and alarm writes of this object so far: the persisted counters and the pending. */
+  writeCounts(): { rows: number; alarms: number } {
+    const row = this.sql
+      .exec<{ rows_written: number; alarm_writes: number }>(
+        'SELECT rows_written, alarm_writes FROM poller_state WHERE id = 1',
+      )
+      .one();
+    return {
+      rows: row.rows_written + this.pendingRows + this.othersPending(),
+      alarms: row.alarm_writes + this.pendingAlarms,
+    };
   }
 
   /** Runs a write statement with RETURNING; counts the rows it wrote and returns the rows. */
@@ -213,7 +328,7 @@ export class SqliteStore implements PollerStore {
   ): T[] {
     const cursor = this.sql.exec<T>(query, ...bindings);
     const rows = cursor.toArray();
-    this.rowsWritten += cursor.rowsWritten;
+    this.pendingRows += cursor.rowsWritten;
     return rows;
   }
 
@@ -255,7 +370,7 @@ export class SqliteStore implements PollerStore {
 
   /** Pauses or resumes the poller (an admin action, not a run's: not fenced). */
   setPaused(paused: boolean): void {
-    this.write('UPDATE poller_state SET paused = ? WHERE id = 1', paused ? 1 : 0);
+    this.updateState('paused = ?', 'WHERE id = 1', paused ? 1 : 0);
   }
 
   /**
@@ -267,10 +382,11 @@ export class SqliteStore implements PollerStore {
    */
   moveCheckpoint(at: number): boolean {
     return this.storage.transactionSync(() => {
-      const moved = this.write(
-        `UPDATE poller_state SET checkpoint = ?, scope_from = MIN(COALESCE(scope_from, ?), ?),
-           stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0
-         WHERE id = 1 AND lease_held = 0`,
+      const moved = this.updateState(
+        `checkpoint = ?, scope_from = MIN(COALESCE(scope_from, ?), ?),
+           stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0,
+           ledger_boundary = NULL`,
+        'WHERE id = 1 AND lease_held = 0',
         at,
         at,
         at,
@@ -281,36 +397,38 @@ export class SqliteStore implements PollerStore {
     });
   }
 
-  acquire(expectedEpoch: number, lease: Lease): boolean {
+  acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean {
     return (
-      this.write(
-        `UPDATE poller_state SET epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = 'acquired',
-           lease_started_at = ?, lease_expires_at = ?, wakeup_at = NULL, wakeup_reason = NULL, wakeup_failure = NULL
-         WHERE id = 1 AND epoch = ?`,
+      this.updateState(
+        `epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = ?,
+           lease_started_at = ?, lease_expires_at = ?, wakeup_at = NULL, wakeup_reason = NULL, wakeup_failure = NULL,
+           next_tick_at = CASE WHEN ? THEN ? ELSE next_tick_at END`,
+        'WHERE id = 1 AND epoch = ?',
         lease.epoch,
         lease.trigger,
+        lease.phase,
         lease.startedAt,
         lease.expiresAt,
+        nextTickAt === undefined ? 0 : 1,
+        nextTickAt ?? null,
         expectedEpoch,
       ) > 0
     );
   }
 
   setNextTick(at: number | null): void {
-    this.write('UPDATE poller_state SET next_tick_at = ? WHERE id = 1', at);
+    this.updateState('next_tick_at = ?', 'WHERE id = 1', at);
   }
 
   releaseIdle(epoch: number, now: number): boolean {
-    const sql = `UPDATE poller_state SET lease_held = 0 ${FENCE}
-      AND (lease_phase = 'acquired' OR lease_expires_at <= ?)`;
-    return this.write(sql, epoch, now) > 0;
+    const where = `${FENCE} AND (lease_phase = 'acquired' OR lease_expires_at <= ?)`;
+    return this.updateState('lease_held = 0', where, epoch, now) > 0;
   }
 
   markRunning(epoch: number, expiresAt: number): boolean {
     // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
-    const sql = `UPDATE poller_state SET lease_phase = 'running', lease_expires_at = ?
-      ${FENCE} AND lease_phase = 'acquired'`;
-    return this.write(sql, expiresAt, epoch) > 0;
+    const set = `lease_phase = 'running', lease_expires_at = ?`;
+    return this.updateState(set, `${FENCE} AND lease_phase = 'acquired'`, expiresAt, epoch) > 0;
   }
 
   /**
@@ -320,10 +438,10 @@ export class SqliteStore implements PollerStore {
    */
   holdForReplay(expectedEpoch: number, startedAt: number, expiresAt: number): number | null {
     const epoch = expectedEpoch + 1;
-    const taken = this.write(
-      `UPDATE poller_state SET epoch = ?, lease_trigger = 'replay', lease_held = 1, lease_phase = 'running',
-         lease_started_at = ?, lease_expires_at = ?
-       WHERE id = 1 AND epoch = ? AND lease_held = 0`,
+    const taken = this.updateState(
+      `epoch = ?, lease_trigger = 'replay', lease_held = 1, lease_phase = 'running',
+         lease_started_at = ?, lease_expires_at = ?`,
+      'WHERE id = 1 AND epoch = ? AND lease_held = 0',
       epoch,
       startedAt,
       expiresAt,
@@ -334,7 +452,7 @@ export class SqliteStore implements PollerStore {
 
   /** Gives back a replay's lease; fenced, as a recovery may have taken an expired one over. */
   releaseReplay(epoch: number): boolean {
-    return this.write(`UPDATE poller_state SET lease_held = 0 ${FENCE}`, epoch) > 0;
+    return this.updateState('lease_held = 0', FENCE, epoch) > 0;
   }
 
   delivered(from: number): Set<string> {
@@ -344,6 +462,9 @@ export class SqliteStore implements PollerStore {
       from,
     )) {
       keys.add(ledgerKey(row.id, row.version));
+    }
+    for (const entry of this.boundary()) {
+      if (entry.versionMs >= from) keys.add(ledgerKey(entry.id, entry.version));
     }
     return keys;
   }
@@ -356,36 +477,69 @@ export class SqliteStore implements PollerStore {
   ): boolean {
     return this.storage.transactionSync(() => {
       if (!this.holds(epoch)) return false;
-      const added = this.insertLedger(remember);
-      const dropped = this.returning<{ bytes: number }>(
-        `DELETE FROM ledger WHERE version_ms < ? RETURNING ${LEDGER_ROW_BYTES} AS bytes`,
-        pruneBelow,
-      );
-      // The ledger's size rides on the checkpoint's own row write: no write more per window.
-      this.write(
-        `UPDATE poller_state SET checkpoint = ?, scope_from = COALESCE(scope_from, checkpoint, ?),
-           ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?
-         ${FENCE}`,
-        checkpoint,
-        checkpoint,
-        added.rows - dropped.length,
-        added.bytes - dropped.reduce((sum, row) => sum + row.bytes, 0),
-        epoch,
-      );
-      // A failing version the upstream no longer shows (the record moved on) is below C now
-      // and will never be asked for again: it becomes a dead letter, never silently dropped.
-      this.write(
-        `INSERT OR IGNORE INTO dead_letters
-           (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
-         SELECT key, 'delivery', id, version, version_ms, record,
-           'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
-           attempts, first_failure, last_failure
-         FROM delivery_failures WHERE version_ms < ?`,
-        pruneBelow,
-      );
-      this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
+      const ledger = this.commitLedger(remember, pruneBelow);
+      // The ledger's size and boundary ride on the checkpoint's own row write.
+      this.updateState(COMMIT_SET, FENCE, ...commitBindings(checkpoint, ledger), epoch);
       return true;
     });
+  }
+
+  /**
+   * The ledger's part of a commit: the new boundary (kept in the state row while it is small,
+   * in the ledger table otherwise), the rows below `pruneBelow` pruned, and failing versions
+   * below it made dead letters. Returns what the state row must say of the ledger.
+   */
+  private commitLedger(remember: LedgerEntry[], pruneBelow: number): LedgerCommit {
+    const state = this.sql
+      .exec<{ ledger_rows: number; ledger_boundary: string | null }>(
+        'SELECT ledger_rows, ledger_boundary FROM poller_state WHERE id = 1',
+      )
+      .one();
+    const kept = decodeBoundary(state.ledger_boundary).filter(
+      (entry) => entry.versionMs >= pruneBelow,
+    );
+    const entries = mergeEntries(kept, remember);
+    let boundary = encodeBoundary(entries);
+    let added = { rows: 0, bytes: 0 };
+    if (boundary === undefined) {
+      // Too big for the state row (a long overlap at a high rate): in the table, as rows.
+      added = this.insertLedger(entries);
+      boundary = null;
+    }
+    let droppedRows = 0;
+    let droppedBytes = 0;
+    if (state.ledger_rows + added.rows > 0) {
+      for (const row of this.returning<{ bytes: number }>(
+        `DELETE FROM ledger WHERE version_ms < ? RETURNING ${LEDGER_ROW_BYTES} AS bytes`,
+        pruneBelow,
+      )) {
+        droppedRows += 1;
+        droppedBytes += row.bytes;
+      }
+    }
+    // A failing version the upstream no longer shows (the record moved on) is below C now
+    // and will never be asked for again: it becomes a dead letter, never silently dropped.
+    this.write(
+      `INSERT OR IGNORE INTO dead_letters
+         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
+       SELECT key, 'delivery', id, version, version_ms, record,
+         'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
+         attempts, first_failure, last_failure
+       FROM delivery_failures WHERE version_ms < ?`,
+      pruneBelow,
+    );
+    this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
+    return { boundary, rows: added.rows - droppedRows, bytes: added.bytes - droppedBytes };
+  }
+
+  /** The ledger's boundary, as kept in the state row. */
+  private boundary(): LedgerEntry[] {
+    const row = this.sql
+      .exec<{ ledger_boundary: string | null }>(
+        'SELECT ledger_boundary FROM poller_state WHERE id = 1',
+      )
+      .one();
+    return decodeBoundary(row.ledger_boundary);
   }
 
   remember(epoch: number, entries: LedgerEntry[]): boolean {
@@ -394,16 +548,27 @@ export class SqliteStore implements PollerStore {
     return true;
   }
 
-  finishRun(epoch: number, run: RunRecord, next: RunAftermath): boolean {
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
     const finished = this.storage.transactionSync(() => {
-      const released = this.write(
-        `UPDATE poller_state SET lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
+      if (!this.holds(epoch)) return false;
+      const ledger = commit ? this.commitLedger(commit.remember, commit.pruneBelow) : null;
+      const idle = isIdle(run);
+      if (!idle) {
+        const waiting = this.idleRun();
+        if (waiting) this.insertRun(waiting);
+        this.insertRun(run);
+      }
+      // One write of the state row ends the run, and comes last, so that the write counters
+      // it brings up to date include the run's every row: the lease, what comes next, the
+      // counters, the window's commit when it ends with one, an idle run's history line.
+      const released = this.updateState(
+        `lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
            stall_from = ?, stall_pages = ?, straggle_ms = MAX(straggle_ms, ?),
            runs = runs + 1,
            successes = successes + ?, failed_runs = failed_runs + ?, continued_runs = continued_runs + ?,
-           records_delivered = records_delivered + ?
-         ${FENCE}`,
+           records_delivered = records_delivered + ?, idle_run = ?${ledger ? `, ${COMMIT_SET}` : ''}`,
+        FENCE,
         next.failures,
         next.wakeup?.at ?? null,
         next.wakeup?.reason ?? null,
@@ -417,10 +582,12 @@ export class SqliteStore implements PollerStore {
         run.outcome === 'failed' ? 1 : 0,
         run.outcome === 'continued' ? 1 : 0,
         run.records,
+        idle ? JSON.stringify(run) : null,
+        ...(commit && ledger ? commitBindings(commit.checkpoint, ledger) : []),
         epoch,
       );
-      if (released === 0) return false;
-      this.insertRun(run);
+      // Not reached: the fence was checked above, in this same transaction.
+      if (released === 0) throw new Error('the lease was lost mid-transaction');
       return true;
     });
     // The run's end is the cheap moment to keep the dead letters within their bounds.
@@ -430,17 +597,33 @@ export class SqliteStore implements PollerStore {
 
   recordRun(run: RunRecord): void {
     this.storage.transactionSync(() => {
-      if (run.outcome === 'skipped')
-        this.write('UPDATE poller_state SET skipped = skipped + 1 WHERE id = 1');
+      const waiting = this.idleRun();
+      if (waiting) this.insertRun(waiting);
       this.insertRun(run);
+      if (run.outcome === 'skipped' || waiting)
+        this.updateState(
+          'skipped = skipped + ?, idle_run = NULL',
+          'WHERE id = 1',
+          run.outcome === 'skipped' ? 1 : 0,
+        );
     });
   }
 
   recordRecovery(run: RunRecord): void {
     this.storage.transactionSync(() => {
-      this.write('UPDATE poller_state SET recoveries = recoveries + 1 WHERE id = 1');
+      const waiting = this.idleRun();
+      if (waiting) this.insertRun(waiting);
       this.insertRun(run);
+      this.updateState('recoveries = recoveries + 1, idle_run = NULL', 'WHERE id = 1');
     });
+  }
+
+  /** The last run when it was idle: kept in the state row, not yet a line of the ring. */
+  private idleRun(): RunRecord | null {
+    const row = this.sql
+      .exec<{ idle_run: string | null }>('SELECT idle_run FROM poller_state WHERE id = 1')
+      .one();
+    return row.idle_run === null ? null : (JSON.parse(row.idle_run) as RunRecord);
   }
 
   failing(): Map<string, FailingUpdate> {
@@ -624,10 +807,10 @@ export class SqliteStore implements PollerStore {
       const pruned = byCap + byAge;
       // A batch cut short leaves the time alone, so that the next run's end goes on at once.
       const left = pruned >= DEAD_LETTER_PRUNE_BATCH;
-      this.write(
-        `UPDATE poller_state SET dead_letters_pruned = dead_letters_pruned + ?,
-           dead_letters_pruned_at = CASE WHEN ? THEN dead_letters_pruned_at ELSE ? END
-         WHERE id = 1`,
+      this.updateState(
+        `dead_letters_pruned = dead_letters_pruned + ?,
+           dead_letters_pruned_at = CASE WHEN ? THEN dead_letters_pruned_at ELSE ? END`,
+        'WHERE id = 1',
         pruned,
         left ? 1 : 0,
         now,
@@ -714,7 +897,9 @@ export class SqliteStore implements PollerStore {
     atFault?: boolean;
     at: number;
   } | null {
-    const text = this.meta('reported');
+    const text = this.sql
+      .exec<{ last_report: string | null }>('SELECT last_report FROM poller_state WHERE id = 1')
+      .one().last_report;
     return text === null ? null : (JSON.parse(text) as ReturnType<SqliteStore['lastReport']>);
   }
 
@@ -725,7 +910,9 @@ export class SqliteStore implements PollerStore {
     atFault: boolean;
     at: number;
   }): void {
-    this.setMeta('reported', JSON.stringify(report));
+    // In the state row, whose write brings the write counters up to date: a report made
+    // after a run's end is counted in storage at once, not at the next run.
+    this.updateState('last_report = ?', 'WHERE id = 1', JSON.stringify(report));
   }
 
   private meta(key: string): string | null {
@@ -792,10 +979,11 @@ export class SqliteStore implements PollerStore {
     };
   }
 
-  /** The latest runs, newest first. */
+  /** The latest runs, newest first: the idle one waiting in the state row, then the ring. */
   runs(limit = HISTORY_LIMIT): RunRecord[] {
-    return this.sql
-      .exec<RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?', limit)
+    const waiting = this.idleRun();
+    const lines = this.sql
+      .exec<RunRow>('SELECT * FROM runs ORDER BY seq DESC LIMIT ?', waiting ? limit - 1 : limit)
       .toArray()
       .map((row) => ({
         epoch: row.epoch,
@@ -810,10 +998,13 @@ export class SqliteStore implements PollerStore {
         error: row.error,
         checkpoint: row.checkpoint,
       }));
+    return waiting && limit > 0 ? [waiting, ...lines] : lines;
   }
 
+  /** Ledger entries: the table's rows and the boundary kept in the state row. */
   ledgerSize(): number {
-    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM ledger').one().n;
+    const rows = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM ledger').one().n;
+    return rows + this.boundary().length;
   }
 
   holds(epoch: number): boolean {
@@ -848,17 +1039,28 @@ export class SqliteStore implements PollerStore {
   private addLedger(entries: LedgerEntry[]): void {
     const added = this.insertLedger(entries);
     if (added.rows === 0) return;
-    this.write(
-      'UPDATE poller_state SET ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ? WHERE id = 1',
+    this.updateState(
+      'ledger_rows = ledger_rows + ?, ledger_bytes = ledger_bytes + ?',
+      'WHERE id = 1',
       added.rows,
       added.bytes,
     );
   }
 
+  /**
+   * A line of history, in the ring's next slot (over the oldest line once the ring is full):
+   * one row written, with no sequence row and no prune.
+   */
   private insertRun(run: RunRecord): void {
     this.write(
-      `INSERT INTO runs (epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, error, checkpoint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (slot, seq, epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, error, checkpoint)
+       SELECT next % ${HISTORY_LIMIT}, next, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM runs) WHERE true
+       ON CONFLICT (slot) DO UPDATE SET seq = excluded.seq, epoch = excluded.epoch,
+         trigger = excluded.trigger, outcome = excluded.outcome, started_at = excluded.started_at,
+         finished_at = excluded.finished_at, windows = excluded.windows, pages = excluded.pages,
+         records = excluded.records, dead_lettered = excluded.dead_lettered, error = excluded.error,
+         checkpoint = excluded.checkpoint`,
       run.epoch,
       run.trigger,
       run.outcome,
@@ -871,7 +1073,6 @@ export class SqliteStore implements PollerStore {
       run.error,
       run.checkpoint,
     );
-    this.write('DELETE FROM runs WHERE seq <= (SELECT MAX(seq) FROM runs) - ?', HISTORY_LIMIT);
   }
 
   private row(): StateRow {
