@@ -23,6 +23,9 @@ export interface WebhookBody {
  * a 3xx is never followed; the rest is classified per SEMANTICS.md.
  */
 export class WebhookDeliverer implements Deliverer {
+  /** The request as errors show it, without secrets: built once, when first needed. */
+  private shownRequest: string | undefined;
+
   constructor(
     private readonly poller: string,
     private readonly config: WebhookConfig,
@@ -42,12 +45,18 @@ export class WebhookDeliverer implements Deliverer {
       }),
     );
     const single = this.config.batch === 1 && envelopes.length === 1;
-    const body = JSON.stringify(single ? envelopes[0] : envelopes);
+    let body: string;
+    try {
+      body = JSON.stringify(single ? envelopes[0] : envelopes);
+    } catch (error) {
+      // A record no JSON encoder here can write (nested past the stack): no retry will, so
+      // it is refused like a 4xx, tried alone, and kept as a dead letter (R8).
+      return { kind: 'rejected', error: `the record cannot be sent as JSON: ${String(error)}` };
+    }
     const messageId = single
       ? await webhookId(items[0]?.idempotencyKey ?? '')
       : await batchId(items);
     const timestamp = Math.floor(this.now() / 1000);
-    const shown = `POST ${redact(this.config.url, this.secrets)}`;
     try {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -57,19 +66,24 @@ export class WebhookDeliverer implements Deliverer {
         ...(single ? {} : { 'tidemark-batch-id': messageId }),
       };
       const outcome = await withDeadline(this.config.timeout, (signal) =>
-        this.post(shown, headers, body, signal),
+        this.post(headers, body, signal),
       );
       return outcome.timedOut
-        ? { kind: 'retry', error: `${shown}: ${outcome.error}` }
+        ? { kind: 'retry', error: `${this.shown()}: ${outcome.error}` }
         : outcome.value;
     } catch (error) {
-      return { kind: 'retry', error: `${shown}: ${redact(String(error), this.secrets)}` };
+      return { kind: 'retry', error: `${this.shown()}: ${redact(String(error), this.secrets)}` };
     }
+  }
+
+  /** `POST <url>` with secrets redacted, for errors only: a success never needs it. */
+  private shown(): string {
+    this.shownRequest ??= `POST ${redact(this.config.url, this.secrets)}`;
+    return this.shownRequest;
   }
 
   /** One POST, its answer read and classified. */
   private async post(
-    shown: string,
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
@@ -85,6 +99,12 @@ export class WebhookDeliverer implements Deliverer {
         signal,
       }),
     );
+    if (response.ok) {
+      // Success needs no message: the body is not read, and nothing is redacted.
+      await response.body?.cancel();
+      return classifyDeliveryStatus(response.status, '');
+    }
+    const shown = this.shown();
     if (isRedirect(response.status)) {
       await response.body?.cancel();
       return classifyDeliveryStatus(
@@ -92,7 +112,7 @@ export class WebhookDeliverer implements Deliverer {
         `${shown}: HTTP ${response.status}: the receiver redirected to ${this.location(response)}; set deliver.url to the final URL`,
       );
     }
-    const text = response.ok ? '' : await response.text().catch(() => '');
+    const text = await response.text().catch(() => '');
     const snippet = JSON.stringify(redact(text, this.secrets).slice(0, 200));
     return classifyDeliveryStatus(
       response.status,

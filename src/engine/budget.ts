@@ -22,6 +22,11 @@ export class RunBudget {
     return null;
   }
 
+  /** True once the run's wall time (max_run) is spent. */
+  expired(now: number): boolean {
+    return now - this.startedAt >= this.maxRun;
+  }
+
   get subrequests(): number {
     return this.used;
   }

@@ -48,6 +48,53 @@ export function olderFailing(failing: Map<string, FailingUpdate>): OlderFailing 
   return oldest;
 }
 
+/** An update to deliver, with its ledger key (built once per page). */
+interface Planned {
+  update: Update;
+  key: string;
+}
+
+/** How a page's updates go out, planned before any of them does. */
+export interface DeliveryPlan {
+  updates: Planned[];
+  /** The n-th version of every id in round n (see deliverPage). */
+  rounds: Planned[][];
+  /** Requests it takes if none fails. */
+  requests: number;
+  /** The most requests it has in flight at once. */
+  width: number;
+}
+
+/**
+ * Plans the delivery of a page's new updates (with their ledger keys when the caller has
+ * them: `keys[i]` is the key of `updates[i]`): its rounds, and what they take.
+ */
+export function planDelivery(ctx: RunContext, updates: Update[], keys?: string[]): DeliveryPlan {
+  const size = batchSize(ctx);
+  const pairs = updates.map((update, i) => ({
+    update,
+    key: keys?.[i] ?? ledgerKey(update.id, update.version),
+  }));
+  const planned = rounds(pairs);
+  let requests = 0;
+  let widest = 0;
+  for (const round of planned) {
+    const batches = Math.ceil(round.length / size);
+    requests += batches;
+    widest = Math.max(widest, batches);
+  }
+  return {
+    updates: pairs,
+    rounds: planned,
+    requests,
+    width: Math.min(widest, ctx.config.deliver.concurrency),
+  };
+}
+
+function batchSize(ctx: RunContext): number {
+  return ctx.config.deliver.type === 'handler' ? 1 : ctx.config.deliver.batch;
+}
+
 /**
  * Delivers a page's new updates: in rounds (the n-th version of every id in round n, so
  * two versions of one id are never in flight together and the older goes first), each round
@@ -58,7 +105,7 @@ export function olderFailing(failing: Map<string, FailingUpdate>): OlderFailing 
 export async function deliverPage(
   ctx: RunContext,
   epoch: number,
-  updates: Update[],
+  plan: DeliveryPlan,
   failing: Map<string, FailingUpdate>,
   older: OlderFailing,
   budget: RunBudget,
@@ -70,19 +117,21 @@ export async function deliverPage(
     deadLettered: 0,
     released: 0,
   };
-  const batchSize = ctx.config.deliver.type === 'handler' ? 1 : ctx.config.deliver.batch;
+  const size = batchSize(ctx);
   const concurrency = ctx.config.deliver.concurrency;
   const done = () => Boolean(result.stop || result.misconfigured || result.fenced);
+  const { updates } = plan;
 
-  for (const round of rounds(updates)) {
-    const ready: Update[] = [];
-    for (const update of round) {
-      const oldest = older.get(update.id);
-      if (oldest === undefined || oldest >= update.versionMs) ready.push(update);
+  for (const round of plan.rounds) {
+    const ready: Planned[] = [];
+    for (const planned of round) {
+      const { update } = planned;
+      const oldest = older.size === 0 ? undefined : older.get(update.id);
+      if (oldest === undefined || oldest >= update.versionMs) ready.push(planned);
       else if (!hold(ctx, epoch, update, failing, result, waiting(update))) break;
     }
     if (result.fenced) break;
-    const batches = chunk(ready, batchSize);
+    const batches = chunk(ready, size);
     let next = 0;
     const worker = async () => {
       while (next < batches.length && !done()) {
@@ -105,14 +154,14 @@ export async function deliverPage(
 function keepUndelivered(
   ctx: RunContext,
   epoch: number,
-  updates: Update[],
+  updates: Planned[],
   failing: Map<string, FailingUpdate>,
   result: PageDelivery,
 ): void {
   const why = 'fetched, but not delivered before the run stopped on its budget';
-  for (const update of updates) {
-    const key = idempotencyKey(ctx.poller, update.id, update.version);
-    if (result.handled.has(ledgerKey(update.id, update.version)) || failing.has(key)) continue;
+  for (const { update, key } of updates) {
+    const failure = idempotencyKey(ctx.poller, update.id, update.version);
+    if (result.handled.has(key) || failing.has(failure)) continue;
     if (!hold(ctx, epoch, update, failing, result, why)) return;
   }
 }
@@ -124,7 +173,7 @@ function waiting(update: Update): string {
 async function deliverBatch(
   ctx: RunContext,
   epoch: number,
-  batch: Update[],
+  batch: Planned[],
   failing: Map<string, FailingUpdate>,
   older: OlderFailing,
   budget: RunBudget,
@@ -135,9 +184,10 @@ async function deliverBatch(
     result.stop = stop;
     return;
   }
-  const items: DeliveryItem[] = batch.map((update) => {
+  const items: DeliveryItem[] = batch.map(({ update }) => {
     const key = idempotencyKey(ctx.poller, update.id, update.version);
-    return { update, idempotencyKey: key, attempt: (failing.get(key)?.attempts ?? 0) + 1 };
+    const before = failing.size === 0 ? undefined : failing.get(key);
+    return { update, idempotencyKey: key, attempt: (before?.attempts ?? 0) + 1 };
   });
   const outcome = await ctx.deliverer.deliver(items);
   if (!ctx.store.holds(epoch)) {
@@ -150,16 +200,19 @@ async function deliverBatch(
   }
   const deliveredCount =
     outcome.kind === 'delivered' ? items.length : (outcome.deliveredPrefix ?? 0);
-  const accepted = items.slice(0, deliveredCount);
+  for (let i = 0; i < deliveredCount; i += 1) {
+    const item = items[i];
+    const planned = batch[i];
+    if (item && planned) settleDelivered(ctx, epoch, item, planned.key, failing, older, result);
+  }
+  if (deliveredCount === items.length || outcome.kind === 'delivered') return;
   const refused = items.slice(deliveredCount);
-  for (const item of accepted) settleDelivered(ctx, epoch, item, failing, older, result);
-  if (refused.length === 0 || outcome.kind === 'delivered') return;
   // One record a receiver rejects must not take its batch-mates down with it: on a 4xx for
   // a batch, each record is tried alone before any attempt is counted.
   if (outcome.kind === 'rejected' && refused.length > 1) {
-    for (const item of refused) {
+    for (const planned of batch.slice(deliveredCount)) {
       if (result.stop || result.fenced || result.misconfigured) return;
-      await deliverBatch(ctx, epoch, [item.update], failing, older, budget, result);
+      await deliverBatch(ctx, epoch, [planned], failing, older, budget, result);
     }
     return;
   }
@@ -170,17 +223,18 @@ function settleDelivered(
   ctx: RunContext,
   epoch: number,
   item: DeliveryItem,
+  key: string,
   failing: Map<string, FailingUpdate>,
   older: OlderFailing,
   result: PageDelivery,
 ): void {
   const { update } = item;
   result.delivered.push(update);
-  const before = failing.get(item.idempotencyKey);
+  const before = failing.size === 0 ? undefined : failing.get(item.idempotencyKey);
   // A version that was failing is often retried out of its place (on the window's first
   // page): known for the whole window, so its own page does not deliver it again.
   const keep = before === undefined ? update.versionMs : Number.POSITIVE_INFINITY;
-  result.handled.set(ledgerKey(update.id, update.version), keep);
+  result.handled.set(key, keep);
   if (before !== undefined && failing.delete(item.idempotencyKey)) {
     if (before.attempts === 0) result.released += 1;
     if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
@@ -287,19 +341,26 @@ function settleFailed(
 }
 
 /** The n-th version of each id, oldest first, in round n. */
-function rounds(updates: Update[]): Update[][] {
-  const byId = new Map<string, Update[]>();
-  for (const update of updates) {
-    const versions = byId.get(update.id) ?? [];
-    versions.push(update);
-    byId.set(update.id, versions);
+function rounds(updates: Planned[]): Planned[][] {
+  // Most pages have each id once: one round, in the page's order.
+  const ids = new Set<string>();
+  for (const { update } of updates) ids.add(update.id);
+  if (ids.size === updates.length) return updates.length === 0 ? [] : [updates];
+  const byId = new Map<string, Planned[]>();
+  for (const planned of updates) {
+    const versions = byId.get(planned.update.id) ?? [];
+    versions.push(planned);
+    byId.set(planned.update.id, versions);
   }
-  const out: Update[][] = [];
+  const out: Planned[][] = [];
   for (const versions of byId.values()) {
-    versions.sort((a, b) => a.versionMs - b.versionMs || a.version.localeCompare(b.version));
-    versions.forEach((update, index) => {
+    versions.sort(
+      (a, b) =>
+        a.update.versionMs - b.update.versionMs || a.update.version.localeCompare(b.update.version),
+    );
+    versions.forEach((planned, index) => {
       out[index] ??= [];
-      out[index].push(update);
+      out[index].push(planned);
     });
   }
   return out;

@@ -1,11 +1,12 @@
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
-import { deliverPage, olderFailing } from './deliver-page.ts';
+import { type DeliveryPlan, deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
 import { unreadableKey } from './idempotency.ts';
 import {
   type FailingUpdate,
   type LedgerEntry,
   ledgerKey,
+  type PageResult,
   type RunContext,
   type Update,
 } from './ports.ts';
@@ -158,17 +159,30 @@ export async function pollWindow(
     ...safeBelow(),
   });
 
+  // The next page, asked for while this one's deliveries are in flight (see lookAhead).
+  let ahead: Promise<Fetched> | null = null;
   for (;;) {
-    if (tally.pages > 0 && config.source.page_delay !== undefined) {
-      await ctx.sleep?.(config.source.page_delay);
+    let result: PageResult;
+    if (ahead !== null) {
+      const fetched = await ahead;
+      ahead = null;
+      if (!fetched.ok) throw fetched.error;
+      // Asked for early: it counts only if the loop could have asked for it now. A run out
+      // of time leaves it, as it would have left it unasked (the rest was checked then).
+      if (budget.expired(ctx.now())) return incomplete('max_run');
+      result = fetched.page;
+    } else {
+      if (tally.pages > 0 && config.source.page_delay !== undefined) {
+        await ctx.sleep?.(config.source.page_delay);
+      }
+      // R12: once the upstream said its quota is spent, not one request before the reset.
+      if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
+        return incomplete('rate_limit', tally.rateLimitedUntil);
+      }
+      const stop = budget.take(ctx.now());
+      if (stop) return incomplete(stop);
+      result = await ctx.source.fetchPage(window, cursor);
     }
-    // R12: once the upstream said its quota is spent, not one request before the reset.
-    if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
-      return incomplete('rate_limit', tally.rateLimitedUntil);
-    }
-    const stop = budget.take(ctx.now());
-    if (stop) return incomplete(stop);
-    const result = await ctx.source.fetchPage(window, cursor);
     if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
     page += 1;
     tally.pages += 1;
@@ -208,16 +222,16 @@ export async function pollWindow(
         tally.straggleMs = Math.max(tally.straggleMs, grain);
       }
     }
-    const fresh = uniqueNew(result.updates, seen);
-    ctx.lateness?.seen(window, fresh, failing); // measures the upstream's lag (engine/lateness.ts)
-    const outcome = await deliverPage(
-      ctx,
-      epoch,
-      withOlderFailing(fresh, failing, seen, page === 1),
-      failing,
-      older,
-      budget,
-    );
+    // Each key built once, for every lookup of this page.
+    const keys = result.updates.map((update) => ledgerKey(update.id, update.version));
+    const fresh = uniqueNew(result.updates, keys, seen);
+    ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
+    const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
+    const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
+    if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
+      ahead = settled(ctx.source.fetchPage(window, result.next));
+    }
+    const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
     if (outcome.fenced) return { kind: 'fenced' };
     delivered.add(outcome.delivered);
     tally.records += outcome.delivered.length;
@@ -227,12 +241,14 @@ export async function pollWindow(
     retryable.add(outcome.retryable);
     if (outcome.misconfigured) return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
 
-    for (const update of result.updates) {
+    // Nothing of this page failing, held or cut short: every update on it is handled.
+    const everyHandled = outcome.retryable.length === 0 && outcome.stop === undefined;
+    result.updates.forEach((update, i) => {
       if (update.versionMs < lastVersion) ordered = false;
       lastVersion = update.versionMs;
-      allHandled &&= seen.has(ledgerKey(update.id, update.version));
+      allHandled &&= everyHandled || seen.has(keys[i] ?? '');
       if (allHandled) handledBelow = update.versionMs;
-    }
+    });
     const safe = safeBelow().handledBelow;
     if (safe !== undefined && onProgress) {
       const progress = onProgress(safe, delivered.entries());
@@ -258,6 +274,45 @@ export async function pollWindow(
   return { kind: 'complete', delivered: delivered.entries() };
 }
 
+/** A page asked for ahead, its failure kept for when it is taken (never unhandled). */
+type Fetched = { ok: true; page: PageResult } | { ok: false; error: unknown };
+
+function settled(page: Promise<PageResult>): Promise<Fetched> {
+  return page.then(
+    (result) => ({ ok: true, page: result }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
+/** Connections a Worker has open at once; more wait for one to close. */
+const CONNECTIONS = 6;
+
+/**
+ * Whether to ask for the next page now, while this page's deliveries are in flight: a page
+ * then costs about the longer of the two requests instead of their sum. Only what the loop
+ * would have asked for next anyway: the same cursor (not a loop), no rate limit pending, no
+ * page_delay to keep; and only while it costs this page nothing: the subrequest budget keeps
+ * enough for every request of this page's delivery, and with them it stays within the
+ * connection limit. The next page's updates go out only after this page's are settled, so
+ * the per-id order, the ledger and the commits are what they would have been. Takes the
+ * request from the budget when it says yes.
+ */
+function lookAhead(
+  ctx: RunContext,
+  result: { next: string | null },
+  plan: DeliveryPlan,
+  budget: RunBudget,
+  tally: Tally,
+  cursors: Set<string>,
+): boolean {
+  const now = ctx.now();
+  if (result.next === null || cursors.has(result.next)) return false;
+  if (ctx.config.source.page_delay !== undefined) return false;
+  if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > now) return false;
+  if (plan.width + 1 > CONNECTIONS || budget.remaining <= plan.requests) return false;
+  return budget.take(now) === null;
+}
+
 /**
  * Puts in front of a newer version the older versions of its id that are still failing,
  * from their stored record: the older one goes first even if the upstream no longer shows
@@ -269,6 +324,7 @@ function withOlderFailing(
   seen: HandledKeys,
   firstPage: boolean,
 ): Update[] {
+  if (failing.size === 0) return fresh;
   const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
   const extra: Update[] = [];
   // The window's first page also retries every version still failing from earlier runs, so
@@ -295,15 +351,23 @@ function withOlderFailing(
   return extra.length === 0 ? fresh : [...extra, ...fresh];
 }
 
-/** The page's updates not delivered yet, each `(id, version)` once. */
-function uniqueNew(updates: Update[], seen: HandledKeys): Update[] {
-  const keys = new Set<string>();
-  return updates.filter((update) => {
-    const key = ledgerKey(update.id, update.version);
-    if (seen.has(key) || keys.has(key)) return false;
-    keys.add(key);
-    return true;
+/** The page's updates not delivered yet, each `(id, version)` once, with their keys. */
+function uniqueNew(
+  updates: Update[],
+  keys: string[],
+  seen: HandledKeys,
+): { updates: Update[]; keys: string[] } {
+  const page = new Set<string>();
+  const fresh: Update[] = [];
+  const freshKeys: string[] = [];
+  updates.forEach((update, i) => {
+    const key = keys[i] ?? '';
+    if (seen.has(key) || page.has(key)) return;
+    page.add(key);
+    fresh.push(update);
+    freshKeys.push(key);
   });
+  return { updates: fresh, keys: freshKeys };
 }
 
 export function holdsLease(ctx: RunContext, epoch: number): boolean {

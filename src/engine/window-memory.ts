@@ -7,7 +7,10 @@ import type { LedgerEntry, Update } from './ports.ts';
  */
 export const FAILED_WINDOW_MEMORY = 10_000;
 
-/** How many recent pages' keys are kept to drop repeats across pages (ties, shifting offsets). */
+/**
+ * How many recent pages' keys are kept, at least, to drop repeats across pages (ties,
+ * shifting offsets): in two generations of this many pages each, the older dropped whole.
+ */
 const RECENT_PAGES = 4;
 
 /**
@@ -16,7 +19,10 @@ const RECENT_PAGES = 4;
  * Nothing here grows with the size of the window.
  */
 export class HandledKeys {
-  private readonly recent: Set<string>[] = [];
+  /** The keys of the pages since the last generation began, and of the generation before. */
+  private current = new Set<string>();
+  private previous = new Set<string>();
+  private pages = 0;
 
   constructor(
     private readonly ledger: Set<string>,
@@ -24,21 +30,27 @@ export class HandledKeys {
     private readonly keepFrom: number,
   ) {}
 
+  /** Asked for every update of every page: a few lookups, none for an empty ledger. */
   has(key: string): boolean {
-    if (this.ledger.has(key)) return true;
-    for (const page of this.recent) if (page.has(key)) return true;
-    return false;
+    return (
+      (this.ledger.size > 0 && this.ledger.has(key)) ||
+      this.current.has(key) ||
+      this.previous.has(key)
+    );
   }
 
   /** One page's handled updates: `keys` by ledger key, with their versions. */
   addPage(keys: Map<string, number>): void {
-    const page = new Set<string>();
+    if (this.pages === RECENT_PAGES) {
+      this.previous = this.current;
+      this.current = new Set();
+      this.pages = 0;
+    }
+    this.pages += 1;
     for (const [key, versionMs] of keys) {
       if (versionMs >= this.keepFrom) this.ledger.add(key);
-      else page.add(key);
+      else this.current.add(key);
     }
-    this.recent.push(page);
-    if (this.recent.length > RECENT_PAGES) this.recent.shift();
   }
 }
 

@@ -47,12 +47,17 @@ export class HttpSource implements Source {
   }
 
   async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
-    const shown = `GET ${this.shownUrl(window, cursor)}`;
+    // The page as errors and logs show it, secrets redacted: built only when one needs it.
+    let shownText: string | undefined;
+    const shown = () => {
+      shownText ??= `GET ${this.shownUrl(window, cursor)}`;
+      return shownText;
+    };
     let url: URL;
     try {
       url = pageUrl(this.config, window, cursor);
     } catch {
-      return { ok: false, kind: 'bad_response', error: `${shown}: the page URL does not parse` };
+      return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
     const deadline = startDeadline(this.config.timeout);
     try {
@@ -64,7 +69,7 @@ export class HttpSource implements Source {
 
   private async fetchWithin(
     first: URL,
-    shown: string,
+    shown: () => string,
     cursor: string | null,
     deadline: Deadline,
   ): Promise<PageResult> {
@@ -78,7 +83,7 @@ export class HttpSource implements Source {
     const measured = skew === undefined ? {} : { skewMs: skew };
     const limit = readRateLimit(response.headers, receivedAt, this.maxRateLimitWait);
     for (const note of limit.notes) {
-      this.options.log?.({ event: 'rate_limit_hint', url: shown, note: this.redact(note) });
+      this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: this.redact(note) });
     }
     const text = body.ok ? body.text : '';
     const failure = (kind: UpstreamFailureKind, what: string): PageResult => ({
@@ -86,7 +91,7 @@ export class HttpSource implements Source {
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
       // and only here, on a failure: a good page's body is never scanned for secrets.
-      error: `${shown}: HTTP ${response.status}${what}${body.ok ? `; body ${JSON.stringify(this.redact(text).slice(0, SNIPPET))}` : ''}`,
+      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; body ${JSON.stringify(this.redact(text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
@@ -155,7 +160,7 @@ export class HttpSource implements Source {
    * Sends the request, following redirects by hand: the configured headers (credentials)
    * go to source.url's origin only, so a redirect elsewhere is refused, never followed.
    */
-  private async follow(start: URL, shown: string, deadline: Deadline): Promise<Fetched> {
+  private async follow(start: URL, shown: () => string, deadline: Deadline): Promise<Fetched> {
     let url = start;
     for (let hop = 0; ; hop += 1) {
       let response: Response;
@@ -175,7 +180,7 @@ export class HttpSource implements Source {
           error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
         return {
           ok: false,
-          page: { ok: false, kind: 'transient', error: `${shown}: ${this.redact(reason)}` },
+          page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },
         };
       }
       if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
@@ -189,7 +194,7 @@ export class HttpSource implements Source {
       }
       const redirected = (kind: UpstreamFailureKind, why: string): Fetched => ({
         ok: false,
-        page: { ok: false, kind, error: `${shown}: HTTP ${response.status} redirect ${why}` },
+        page: { ok: false, kind, error: `${shown()}: HTTP ${response.status} redirect ${why}` },
       });
       if (target === null) return redirected('bad_response', 'without a usable Location header');
       const origin = new URL(this.config.url).origin;

@@ -24,16 +24,26 @@ export async function readBody(
   }
   if (response.body === null) return { ok: true, text: '' };
   const reader = response.body.getReader();
+  // One race with the deadline for the whole body, not one per chunk.
+  const read = await Promise.race([readChunks(reader, limit), deadline.expired]);
+  if (read === TIMED_OUT) {
+    await reader.cancel().catch(() => undefined);
+    return { ok: false, reason: 'timed_out' };
+  }
+  return read;
+}
+
+/** Reads every chunk as text, refusing the body once it crosses `limit`. */
+async function readChunks(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limit: number,
+): Promise<BodyRead> {
   const decoder = new TextDecoder();
   let text = '';
   let size = 0;
   try {
     for (;;) {
-      const chunk = await Promise.race([reader.read(), deadline.expired]);
-      if (chunk === TIMED_OUT) {
-        await reader.cancel().catch(() => undefined);
-        return { ok: false, reason: 'timed_out' };
-      }
+      const chunk = await reader.read();
       if (chunk.done) break;
       size += chunk.value.byteLength;
       if (size > limit) {
