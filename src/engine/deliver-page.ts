@@ -8,16 +8,14 @@ import {
   type RunContext,
   type Update,
 } from './ports.ts';
+import type { Handled } from './window-memory.ts';
 
 /** How delivering one page's updates went. */
 export interface PageDelivery {
   /** Delivered now (for the ledger). */
   delivered: Update[];
-  /**
-   * Ledger keys of the updates that are handled (delivered now or dead-lettered), with the
-   * version that decides how long the window keeps knowing them (HandledKeys).
-   */
-  handled: Map<string, number>;
+  /** The updates that are handled: delivered now, or dead-lettered (for HandledKeys). */
+  handled: Handled[];
   /** Updates still failing after this run, with why. */
   retryable: string[];
   deadLettered: number;
@@ -112,7 +110,7 @@ export async function deliverPage(
 ): Promise<PageDelivery> {
   const result: PageDelivery = {
     delivered: [],
-    handled: new Map(),
+    handled: [],
     retryable: [],
     deadLettered: 0,
     released: 0,
@@ -159,9 +157,10 @@ function keepUndelivered(
   result: PageDelivery,
 ): void {
   const why = 'fetched, but not delivered before the run stopped on its budget';
+  const handled = new Set(result.handled.map((entry) => entry.key));
   for (const { update, key } of updates) {
     const failure = idempotencyKey(ctx.poller, update.id, update.version);
-    if (result.handled.has(key) || failing.has(failure)) continue;
+    if (handled.has(key) || failing.has(failure)) continue;
     if (!hold(ctx, epoch, update, failing, result, why)) return;
   }
 }
@@ -234,7 +233,7 @@ function settleDelivered(
   // A version that was failing is often retried out of its place (on the window's first
   // page): known for the whole window, so its own page does not deliver it again.
   const keep = before === undefined ? update.versionMs : Number.POSITIVE_INFINITY;
-  result.handled.set(key, keep);
+  result.handled.push({ key, keep });
   if (before !== undefined && failing.delete(item.idempotencyKey)) {
     if (before.attempts === 0) result.released += 1;
     if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
@@ -313,7 +312,10 @@ function settleFailed(
     forgetOlder(update.id, failing, older);
     // Known for the whole window, whatever its version: delivered again by a repeat on a
     // later page, a poison record would start over at attempt 1.
-    result.handled.set(ledgerKey(update.id, update.version), Number.POSITIVE_INFINITY);
+    result.handled.push({
+      key: ledgerKey(update.id, update.version),
+      keep: Number.POSITIVE_INFINITY,
+    });
     result.deadLettered += 1;
   } else {
     const failure: FailingUpdate = {

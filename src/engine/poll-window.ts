@@ -11,7 +11,7 @@ import {
   type Update,
 } from './ports.ts';
 import { nextCheckpoint, type Window } from './window.ts';
-import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
+import { DeliveredLog, HandledKeys, list, listed, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = BudgetStop | 'rate_limit';
@@ -246,7 +246,7 @@ export async function pollWindow(
     result.updates.forEach((update, i) => {
       if (update.versionMs < lastVersion) ordered = false;
       lastVersion = update.versionMs;
-      allHandled &&= everyHandled || seen.has(keys[i] ?? '');
+      allHandled &&= everyHandled || seen.has(keys[i] ?? '', update.versionMs);
       if (allHandled) handledBelow = update.versionMs;
     });
     const safe = safeBelow().handledBelow;
@@ -332,7 +332,7 @@ function withOlderFailing(
   if (firstPage) {
     for (const failure of failing.values()) {
       const key = ledgerKey(failure.id, failure.version);
-      if (present.has(key) || seen.has(key)) continue;
+      if (present.has(key) || seen.has(key, failure.versionMs)) continue;
       present.add(key);
       const { id, version, versionMs, record } = failure;
       extra.push({ id, version, versionMs, record });
@@ -340,9 +340,9 @@ function withOlderFailing(
   }
   for (const update of fresh) {
     for (const failure of failing.values()) {
-      const key = ledgerKey(failure.id, failure.version);
       if (failure.id !== update.id || failure.versionMs >= update.versionMs) continue;
-      if (present.has(key) || seen.has(key)) continue;
+      const key = ledgerKey(failure.id, failure.version);
+      if (present.has(key) || seen.has(key, failure.versionMs)) continue;
       present.add(key);
       const { id, version, versionMs, record } = failure;
       extra.push({ id, version, versionMs, record });
@@ -357,13 +357,13 @@ function uniqueNew(
   keys: string[],
   seen: HandledKeys,
 ): { updates: Update[]; keys: string[] } {
-  const page = new Set<string>();
+  const page = new Map<number, string[]>();
   const fresh: Update[] = [];
   const freshKeys: string[] = [];
   updates.forEach((update, i) => {
     const key = keys[i] ?? '';
-    if (seen.has(key) || page.has(key)) return;
-    page.add(key);
+    if (seen.has(key, update.versionMs) || listed(page, update.versionMs, key)) return;
+    list(page, update.versionMs, key);
     fresh.push(update);
     freshKeys.push(key);
   });

@@ -13,15 +13,26 @@ export const FAILED_WINDOW_MEMORY = 10_000;
  */
 const RECENT_PAGES = 4;
 
+/** A handled update's ledger key, and the version that decides how long it is known. */
+export interface Handled {
+  key: string;
+  /** Its version in ms; infinite for one known for the whole window (a failure handled). */
+  keep: number;
+}
+
+/** Keys by the millisecond they are stamped at. */
+type ByVersion = Map<number, string[]>;
+
 /**
  * The keys a window knows as handled: the ledger loaded at its start, the boundary
  * deliveries it adds (those the next window can ask for again), and the last few pages.
- * Nothing here grows with the size of the window.
+ * Nothing here grows with the size of the window. The recent pages' keys are found by their
+ * version first: asked for every update of every page, a lookup hashes a number, and only
+ * updates stamped in the same millisecond compare keys.
  */
 export class HandledKeys {
-  /** The keys of the pages since the last generation began, and of the generation before. */
-  private current = new Set<string>();
-  private previous = new Set<string>();
+  private current: ByVersion = new Map();
+  private previous: ByVersion = new Map();
   private pages = 0;
 
   constructor(
@@ -30,28 +41,37 @@ export class HandledKeys {
     private readonly keepFrom: number,
   ) {}
 
-  /** Asked for every update of every page: a few lookups, none for an empty ledger. */
-  has(key: string): boolean {
-    return (
-      (this.ledger.size > 0 && this.ledger.has(key)) ||
-      this.current.has(key) ||
-      this.previous.has(key)
-    );
+  /** Whether the update with this ledger key, stamped `versionMs`, is handled. */
+  has(key: string, versionMs: number): boolean {
+    if (this.ledger.size > 0 && this.ledger.has(key)) return true;
+    return listed(this.current, versionMs, key) || listed(this.previous, versionMs, key);
   }
 
-  /** One page's handled updates: `keys` by ledger key, with their versions. */
-  addPage(keys: Map<string, number>): void {
+  /** One page's handled updates. */
+  addPage(handled: readonly Handled[]): void {
     if (this.pages === RECENT_PAGES) {
       this.previous = this.current;
-      this.current = new Set();
+      this.current = new Map();
       this.pages = 0;
     }
     this.pages += 1;
-    for (const [key, versionMs] of keys) {
-      if (versionMs >= this.keepFrom) this.ledger.add(key);
-      else this.current.add(key);
+    for (const { key, keep } of handled) {
+      if (keep >= this.keepFrom) this.ledger.add(key);
+      else list(this.current, keep, key);
     }
   }
+}
+
+/** Whether `key` is among those stamped `versionMs`. */
+export function listed(keys: ByVersion, versionMs: number, key: string): boolean {
+  return keys.get(versionMs)?.includes(key) ?? false;
+}
+
+/** Adds `key`, stamped `versionMs`. */
+export function list(keys: ByVersion, versionMs: number, key: string): void {
+  const same = keys.get(versionMs);
+  if (same) same.push(key);
+  else keys.set(versionMs, [key]);
 }
 
 /**
