@@ -17,11 +17,13 @@ import { SqliteFreshness } from './freshness-store.ts';
 import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
 import { SqliteStore } from './sqlite-store.ts';
-import { buildStatus, type PollerStatus } from './status.ts';
+import { assessHealth, buildStatus, type PollerStatus } from './status.ts';
 import { type Wiring, wirePoller } from './wiring.ts';
 
 /** A poller reports a moving checkpoint to the registry at most this often. */
 const REPORT_EVERY_MS = 5 * 60_000;
+/** One object for "no secrets of its own", so the wiring cache can tell it from a change. */
+const NO_SECRETS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: string[] };
 
@@ -36,6 +38,18 @@ export class Poller extends DurableObject<Env> {
   private freshnessStore: SqliteFreshness | null = null;
   /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
   private decrypted: Record<string, string> | null = null;
+  /**
+   * The last wiring and what it was built from: a tick asks for it twice (the run, then the
+   * registry's report), and validating the config is most of a quiet tick's CPU. Built again
+   * when the name, the runtime config or the poller's secrets change; the Worker's own vars
+   * and secrets cannot change under a running instance (a deploy starts new ones).
+   */
+  private wired: {
+    name: string;
+    config: string | null;
+    secrets: Record<string, string>;
+    wiring: Wiring;
+  } | null = null;
 
   private get store(): SqliteStore {
     if (this.erased) {
@@ -181,6 +195,7 @@ export class Poller extends DurableObject<Env> {
   async erase(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    this.sqlite.forget();
     this.erased = true;
   }
 
@@ -206,14 +221,27 @@ export class Poller extends DurableObject<Env> {
    */
   private async reportToRegistry(name: string): Promise<void> {
     if (!this.store.registered()) return;
-    const status = await this.status(name);
-    const summary = {
-      state: status.state,
-      checkpoint: status.checkpoint === null ? null : Date.parse(status.checkpoint),
-      deadLetters: status.dead_letters.count,
-      atFault: status.alerts.length > 0,
-    };
     const now = Date.now();
+    const wiring = await this.wiring(name);
+    const state = this.store.read();
+    const deadLetters = this.store.deadLetterSummary();
+    const health = assessHealth({
+      name,
+      configErrors: wiring.ok ? [] : wiring.errors,
+      config: wiring.ok ? wiring.context.config : undefined,
+      state,
+      lastRun: this.store.runs(1)[0],
+      deadLetters,
+      firstSeenAt: this.store.firstSeenAt(),
+      now,
+      freshness: { lateness: this.freshness.lateness(now), nudges: this.freshness.nudges() },
+    });
+    const summary = {
+      state: health.state,
+      checkpoint: state.checkpoint,
+      deadLetters: deadLetters.count,
+      atFault: health.alerts.length > 0,
+    };
     const last = this.store.lastReport();
     const changed =
       last === null ||
@@ -323,7 +351,15 @@ export class Poller extends DurableObject<Env> {
   private async wiring(name: string): Promise<Wiring> {
     const own = await this.ownSecrets(name);
     if (!own.ok) return { ok: false, errors: [`poller "${name}": ${own.error}`] };
-    return wirePoller(name, this.env, this.store, this.store.runtimeConfig()?.config, own.values);
+    const runtime = this.store.runtimeConfig();
+    const config = runtime?.text ?? null;
+    const last = this.wired;
+    if (last?.name === name && last.config === config && last.secrets === own.values) {
+      return last.wiring;
+    }
+    const wiring = wirePoller(name, this.env, this.store, runtime?.config, own.values);
+    this.wired = { name, config, secrets: own.values, wiring };
+    return wiring;
   }
 
   /**
@@ -335,7 +371,7 @@ export class Poller extends DurableObject<Env> {
   ): Promise<{ ok: true; values: Record<string, string> } | { ok: false; error: string }> {
     if (this.decrypted !== null) return { ok: true, values: this.decrypted };
     const secrets = new PollerSecrets(this.ctx.storage.sql);
-    if (secrets.list().length === 0) return { ok: true, values: {} };
+    if (secrets.list().length === 0) return { ok: true, values: NO_SECRETS };
     const keys = secretKeysFrom(this.env);
     if (!keys.ok) return { ok: false, error: keys.error.message };
     try {

@@ -69,6 +69,7 @@ type StateRow = {
   first_seen_at: number | null;
   ledger_rows: number;
   ledger_bytes: number;
+  ledger_boundary: string | null;
   failure_rows: number;
   failure_bytes: number;
   dead_letter_rows: number;
@@ -254,6 +255,14 @@ export class SqliteStore implements PollerStore {
   private writersCounted = 0;
   /** How long dead letters are kept: the poller's dead_letter_retention, set by its object. */
   deadLetterRetention = DEFAULT_RETENTION_MS;
+  /**
+   * The state row as last read, until this store writes anything. It is read many times a
+   * run (holds() after every page and batch, read() by every step), and only this object's
+   * writes can change it: all of them go through write() and returning() (the row's
+   * counters are kept by triggers on this store's own tables), which drop it, as do a
+   * rolled-back transaction and forget(), for a deleteAll() from outside the store.
+   */
+  private stateRow: Readonly<StateRow> | null = null;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -261,6 +270,7 @@ export class SqliteStore implements PollerStore {
 
   /** Runs a write statement; counts and returns the rows it wrote. */
   private write(query: string, ...bindings: unknown[]): number {
+    this.stateRow = null;
     const cursor = this.sql.exec(query, ...bindings);
     cursor.toArray();
     this.pendingRows += cursor.rowsWritten;
@@ -326,6 +336,7 @@ export class SqliteStore implements PollerStore {
     query: string,
     ...bindings: unknown[]
   ): T[] {
+    this.stateRow = null;
     const cursor = this.sql.exec<T>(query, ...bindings);
     const rows = cursor.toArray();
     this.pendingRows += cursor.rowsWritten;
@@ -381,7 +392,7 @@ export class SqliteStore implements PollerStore {
    * dead-lettered (R8).
    */
   moveCheckpoint(at: number): boolean {
-    return this.storage.transactionSync(() => {
+    return this.transaction(() => {
       const moved = this.updateState(
         `checkpoint = ?, scope_from = MIN(COALESCE(scope_from, ?), ?),
            stall_from = NULL, stall_pages = NULL, ledger_rows = 0, ledger_bytes = 0,
@@ -475,7 +486,7 @@ export class SqliteStore implements PollerStore {
     remember: LedgerEntry[],
     pruneBelow: number,
   ): boolean {
-    return this.storage.transactionSync(() => {
+    return this.transaction(() => {
       if (!this.holds(epoch)) return false;
       const ledger = this.commitLedger(remember, pruneBelow);
       // The ledger's size and boundary ride on the checkpoint's own row write.
@@ -490,11 +501,7 @@ export class SqliteStore implements PollerStore {
    * below it made dead letters. Returns what the state row must say of the ledger.
    */
   private commitLedger(remember: LedgerEntry[], pruneBelow: number): LedgerCommit {
-    const state = this.sql
-      .exec<{ ledger_rows: number; ledger_boundary: string | null }>(
-        'SELECT ledger_rows, ledger_boundary FROM poller_state WHERE id = 1',
-      )
-      .one();
+    const state = this.row();
     const kept = decodeBoundary(state.ledger_boundary).filter(
       (entry) => entry.versionMs >= pruneBelow,
     );
@@ -519,6 +526,10 @@ export class SqliteStore implements PollerStore {
     }
     // A failing version the upstream no longer shows (the record moved on) is below C now
     // and will never be asked for again: it becomes a dead letter, never silently dropped.
+    // (None failing, as the triggers count them: nothing to look at.)
+    if (state.failure_rows === 0) {
+      return { boundary, rows: added.rows - droppedRows, bytes: added.bytes - droppedBytes };
+    }
     this.write(
       `INSERT OR IGNORE INTO dead_letters
          (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
@@ -534,22 +545,17 @@ export class SqliteStore implements PollerStore {
 
   /** The ledger's boundary, as kept in the state row. */
   private boundary(): LedgerEntry[] {
-    const row = this.sql
-      .exec<{ ledger_boundary: string | null }>(
-        'SELECT ledger_boundary FROM poller_state WHERE id = 1',
-      )
-      .one();
-    return decodeBoundary(row.ledger_boundary);
+    return decodeBoundary(this.row().ledger_boundary);
   }
 
   remember(epoch: number, entries: LedgerEntry[]): boolean {
     if (!this.holds(epoch)) return false;
-    this.storage.transactionSync(() => this.addLedger(entries));
+    this.transaction(() => this.addLedger(entries));
     return true;
   }
 
   finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
-    const finished = this.storage.transactionSync(() => {
+    const finished = this.transaction(() => {
       if (!this.holds(epoch)) return false;
       const ledger = commit ? this.commitLedger(commit.remember, commit.pruneBelow) : null;
       const idle = isIdle(run);
@@ -596,7 +602,7 @@ export class SqliteStore implements PollerStore {
   }
 
   recordRun(run: RunRecord): void {
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       const waiting = this.idleRun();
       if (waiting) this.insertRun(waiting);
       this.insertRun(run);
@@ -610,7 +616,7 @@ export class SqliteStore implements PollerStore {
   }
 
   recordRecovery(run: RunRecord): void {
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       const waiting = this.idleRun();
       if (waiting) this.insertRun(waiting);
       this.insertRun(run);
@@ -737,7 +743,7 @@ export class SqliteStore implements PollerStore {
 
   /** Removes a dead letter (replayed or discarded) and writes the audit line, together. */
   removeDeadLetter(key: string, audit: { at: number; action: string; detail: Json }): boolean {
-    return this.storage.transactionSync(() => {
+    return this.transaction(() => {
       const removed = this.write('DELETE FROM dead_letters WHERE key = ?', key) > 0;
       if (removed) this.appendAudit(audit);
       return removed;
@@ -791,7 +797,7 @@ export class SqliteStore implements PollerStore {
       .toArray()[0];
     const cutoff = now - this.deadLetterRetention;
     if (oldest === undefined || (excess === 0 && oldest.first_failure >= cutoff)) return 0;
-    return this.storage.transactionSync(() => {
+    return this.transaction(() => {
       const byCap = this.returning(
         `DELETE FROM dead_letters WHERE key IN
            (SELECT key FROM dead_letters ORDER BY first_failure, key LIMIT ?) RETURNING key`,
@@ -867,14 +873,14 @@ export class SqliteStore implements PollerStore {
   }
 
   /** A runtime poller's config as written (JSON) and its version; null for a static poller. */
-  runtimeConfig(): { config: unknown; version: number } | null {
+  runtimeConfig(): { config: unknown; text: string; version: number } | null {
     const text = this.meta('config');
     const version = Number(this.meta('config_version') ?? 0);
-    return text === null ? null : { config: JSON.parse(text) as unknown, version };
+    return text === null ? null : { config: JSON.parse(text) as unknown, text, version };
   }
 
   setRuntimeConfig(config: string, version: number): void {
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       this.setMeta('config', config);
       this.setMeta('config_version', String(version));
     });
@@ -958,7 +964,7 @@ export class SqliteStore implements PollerStore {
   }
 
   private fenced(epoch: number, write: () => unknown): boolean {
-    return this.storage.transactionSync(() => {
+    return this.transaction(() => {
       if (!this.holds(epoch)) return false;
       write();
       return true;
@@ -1008,13 +1014,23 @@ export class SqliteStore implements PollerStore {
   }
 
   holds(epoch: number): boolean {
-    // Asked after every page and batch of a run: two columns, not the whole state row.
-    const row = this.sql
-      .exec<{ epoch: number; lease_held: number }>(
-        'SELECT epoch, lease_held FROM poller_state WHERE id = 1',
-      )
-      .one();
+    const row = this.row();
     return row.lease_held === 1 && row.epoch === epoch;
+  }
+
+  /** A transaction; one rolled back may have undone what holds() read inside it. */
+  private transaction<T>(work: () => T): T {
+    try {
+      return this.storage.transactionSync(work);
+    } catch (error) {
+      this.stateRow = null;
+      throw error;
+    }
+  }
+
+  /** The storage was changed outside this store (deleteAll): nothing read before holds. */
+  forget(): void {
+    this.stateRow = null;
   }
 
   /** Inserts ledger entries not there yet; says how many rows and bytes that added. */
@@ -1075,7 +1091,8 @@ export class SqliteStore implements PollerStore {
     );
   }
 
-  private row(): StateRow {
-    return this.sql.exec<StateRow>('SELECT * FROM poller_state WHERE id = 1').one();
+  private row(): Readonly<StateRow> {
+    this.stateRow ??= this.sql.exec<StateRow>('SELECT * FROM poller_state WHERE id = 1').one();
+    return this.stateRow;
   }
 }

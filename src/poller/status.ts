@@ -97,23 +97,24 @@ export function runView(run: RunRecord): RunView {
   };
 }
 
-/** Builds a poller's status from its stored state. */
-export function buildStatus(input: {
+/** What a poller's health is judged from: a part of what its status shows. */
+export interface HealthSources {
   name: string;
   configErrors: string[];
   config: PollerConfig | undefined;
   state: PollerState;
   lastRun: RunRecord | undefined;
-  alarm: number | null;
-  counters: Counters;
   deadLetters: { count: number; oldest: number | null };
-  audit: { at: number; action: string; detail: Json }[];
   firstSeenAt: number | null;
-  tables: TableSizes;
-  databaseBytes: number;
   now: number;
   freshness?: FreshnessInput;
-}): PollerStatus {
+}
+
+/**
+ * The poller's health, its warnings and its alerts: what the status leads with, and all the
+ * registry is told after a run (without the rest of the status, which a tick has no use for).
+ */
+export function assessHealth(input: HealthSources) {
   const { state, config } = input;
   const skew = skewWarning(state.skewMs, config?.lag_allowance ?? 0);
   const fresh = input.freshness ? freshnessView(input.freshness, config) : null;
@@ -124,12 +125,27 @@ export function buildStatus(input: {
     lateness,
   ].filter((warning): warning is string => warning !== null);
   const health: HealthInput = { ...input, warnings };
+  return { state: healthOf(health), warnings, alerts: alertsOf(health), fresh };
+}
+
+/** Builds a poller's status from its stored state. */
+export function buildStatus(
+  input: HealthSources & {
+    alarm: number | null;
+    counters: Counters;
+    audit: { at: number; action: string; detail: Json }[];
+    tables: TableSizes;
+    databaseBytes: number;
+  },
+): PollerStatus {
+  const { state, config } = input;
+  const { state: health, warnings, alerts, fresh } = assessHealth(input);
   return {
     name: input.name,
-    state: healthOf(health),
+    state: health,
     config_errors: input.configErrors,
     warnings,
-    alerts: alertsOf(health),
+    alerts,
     first_seen_at: iso(input.firstSeenAt),
     started_from: iso(state.scopeFrom),
     checkpoint: iso(state.checkpoint),

@@ -7,6 +7,7 @@ import { watchdog } from '../../src/watchdog.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
+import { writtenBehindTheStore } from './poller.ts';
 
 const MINUTE = 60_000;
 const { ADMIN_TOKEN, STATUS_TOKEN } = TEST_SECRETS;
@@ -66,7 +67,8 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
     const name = unique('keep');
     await call('PUT', `/pollers/${name}`, config());
     const checkpoint = Date.now() - 10 * MINUTE;
-    await runInDurableObject(objectOf(name), (_instance: Poller, state) => {
+    await runInDurableObject(objectOf(name), (instance: Poller, state) => {
+      writtenBehindTheStore(instance);
       state.storage.sql.exec('UPDATE poller_state SET checkpoint = ?', checkpoint);
       state.storage.sql.exec(
         `INSERT INTO dead_letters (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
@@ -91,6 +93,26 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
       items: { name: string; labels: Record<string, string> }[];
     };
     expect(listed.items).toEqual([expect.objectContaining({ name, labels: { tenant: 'globex' } })]);
+    await call('DELETE', `/pollers/${name}`);
+  });
+
+  it('a replaced config is what the next run uses, in the same object as before', async () => {
+    const name = unique('swap');
+    const start_from = new Date(Date.now() - MINUTE).toISOString();
+    await call('PUT', `/pollers/${name}`, config({ start_from }));
+    upstream.add('before', Date.now() - 30_000);
+    await objectOf(name).runNow(name);
+    expect(upstream.requests.at(-1)?.searchParams.get('tenant')).toBeNull();
+
+    await call(
+      'PUT',
+      `/pollers/${name}`,
+      config({ start_from, source: { ...config().source, params: { tenant: 'globex' } } }),
+    );
+    await objectOf(name).runNow(name);
+
+    expect(upstream.requests.at(-1)?.searchParams.get('tenant')).toBe('globex');
+    expect(receiver.ids()).toEqual(['before']);
     await call('DELETE', `/pollers/${name}`);
   });
 
@@ -248,8 +270,9 @@ describe('a few hundred pollers end to end', () => {
     for (let i = 0; i < names.length; i += 20) {
       await Promise.all(
         names.slice(i, i + 20).map(async (name) => {
-          await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+          await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
             state.storage.sql.exec('UPDATE poller_state SET next_tick_at = ?', Date.now() - 1);
+            writtenBehindTheStore(instance);
             await state.storage.setAlarm(Date.now() - 1);
           });
           await runDurableObjectAlarm(objectOf(name));

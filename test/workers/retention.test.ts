@@ -19,7 +19,7 @@ import {
 } from '../../src/poller/sqlite-store.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
-import { newPoller } from './poller.ts';
+import { newPoller, writtenBehindTheStore } from './poller.ts';
 import { probeSql } from './sql-probe.ts';
 
 const MINUTE = 60_000;
@@ -54,8 +54,9 @@ function deadLetter(poller: ReturnType<typeof newPoller>, name: string, key: str
 
 /** Writes `count` dead letters straight into storage, first failed a ms apart from `from`. */
 function fillDeadLetters(poller: ReturnType<typeof newPoller>, count: number, from: number) {
-  return runInDurableObject(poller.stub(), (_instance: Poller, state) =>
+  return runInDurableObject(poller.stub(), (instance: Poller, state) =>
     state.storage.transactionSync(() => {
+      writtenBehindTheStore(instance);
       for (let i = 0; i < count; i += 1) {
         const key = `k${String(i).padStart(6, '0')}`;
         state.storage.sql.exec(

@@ -12,6 +12,7 @@ import { watchdog } from '../../src/watchdog.ts';
 import { BOUNDARY_POLLERS } from '../support/boundary-pollers.ts';
 import { TEST_POLLERS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
+import { writtenBehindTheStore } from './poller.ts';
 
 beforeEach(() => {
   installFakes();
@@ -21,9 +22,10 @@ beforeEach(() => {
 // shared objects fires later, in another test.
 afterEach(async () => {
   for (const name of Object.keys({ ...TEST_POLLERS, ...BOUNDARY_POLLERS })) {
-    await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+    await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
       await state.storage.deleteAlarm();
       state.storage.sql.exec('UPDATE poller_state SET next_tick_at = NULL');
+      writtenBehindTheStore(instance);
     });
   }
 });
@@ -71,9 +73,10 @@ describe('scheduled(): the watchdog, now that every poller schedules itself', ()
     await watchdog(env);
     const name = 'lagging';
     // The platform lost the alarm, and the tick it was for has passed.
-    await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+    await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
       await state.storage.deleteAlarm();
       state.storage.sql.exec('UPDATE poller_state SET next_tick_at = ?', Date.now() - 1_000);
+      writtenBehindTheStore(instance);
     });
     expect(await alarmOf(name)).toBeNull();
 
