@@ -257,6 +257,26 @@ describe('response bodies', () => {
     expect(error).toContain('the body timed out');
     expect(error).not.toContain('not JSON');
   });
+  it('a body that declares its length, then stalls past the timeout, says "timed out" too', async () => {
+    const poller = newPoller('capped'); // timeout 300ms
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    upstream.respondOnce(
+      () =>
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"sessions":['));
+            },
+          }),
+          { headers: { 'content-length': '500' } },
+        ),
+    );
+
+    await poller.tick();
+
+    const error = (await poller.status()).last_run?.error ?? '';
+    expect(error).toContain('the body timed out');
+  });
 });
 
 describe('records stamped below the window (an upstream that truncates from)', () => {
