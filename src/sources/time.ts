@@ -41,16 +41,56 @@ export function parseTimestamp(
     if (format === 'unix_ms') return Math.floor(epoch);
     return Math.abs(epoch) < SECONDS_LIMIT ? Math.floor(epoch * 1000) : Math.floor(epoch);
   }
+  if (typeof value !== 'string' || format === 'unix' || format === 'unix_ms') return undefined;
+  const canonical = canonicalUtc(value);
+  if (canonical !== undefined) return canonical;
+  if (!ISO_8601.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+const ZERO = 48;
+const digit = (text: string, at: number) => text.charCodeAt(at) - ZERO;
+const digits = (text: string, from: number, count: number) => {
+  let n = 0;
+  for (let i = from; i < from + count; i += 1) {
+    const d = digit(text, i);
+    if (d < 0 || d > 9) return Number.NaN;
+    n = n * 10 + d;
+  }
+  return n;
+};
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ`, the form `toISOString()` writes and most APIs send, read by
+ * hand: a timestamp is parsed for every record, and this is several times faster than a
+ * regular expression and Date.parse. Only for dates valid in every month (days 1 to 28) and
+ * times within the day: anything else, undefined, and the general path decides.
+ */
+function canonicalUtc(text: string): number | undefined {
   if (
-    typeof value !== 'string' ||
-    format === 'unix' ||
-    format === 'unix_ms' ||
-    !ISO_8601.test(value)
+    text.length !== 24 ||
+    text[4] !== '-' ||
+    text[7] !== '-' ||
+    text[10] !== 'T' ||
+    text[13] !== ':' ||
+    text[16] !== ':' ||
+    text[19] !== '.' ||
+    text[23] !== 'Z'
   ) {
     return undefined;
   }
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  const ms = digits(text, 20, 3);
+  // NaN (a character that is not a digit) fails every one of these.
+  if (!(month >= 1 && month <= 12 && day >= 1 && day <= 28)) return undefined;
+  if (!(hour <= 23 && minute <= 59 && second <= 59 && ms >= 0 && year >= 1000)) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
 /** The precision of a time format's bounds, in ms: a window end must be sendable exactly. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPoller } from '../../src/config/load.ts';
 import type { SourceConfig } from '../../src/config/schema.ts';
@@ -55,6 +56,39 @@ describe('time formats', () => {
     for (const bad of ['2026-03-01', 'yesterday', '', null, undefined, {}, Number.NaN]) {
       expect(parseTimestamp(bad)).toBeUndefined();
     }
+  });
+
+  it('reads the canonical form (YYYY-MM-DDTHH:MM:SS.sssZ) exactly as Date.parse does, valid or not', () => {
+    const general = (text: string) => {
+      const ms = Date.parse(text);
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(text) &&
+        !Number.isNaN(ms)
+        ? ms
+        : undefined;
+    };
+    const pair = (max: number) =>
+      fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+    const canonical = fc
+      .tuple(
+        fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+        pair(14),
+        pair(33),
+        pair(25),
+        pair(61),
+        pair(61),
+        fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
+      )
+      .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+    // And the same shape with any one character replaced.
+    const mangled = fc
+      .tuple(canonical, fc.nat(23), fc.constantFrom('x', ' ', '9', '-', ':', '.', 'Z', '+'))
+      .map(([text, at, char]) => text.slice(0, at) + char + text.slice(at + 1));
+    fc.assert(
+      fc.property(fc.oneof(canonical, mangled), (text) => {
+        expect(parseTimestamp(text)).toBe(general(text));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 

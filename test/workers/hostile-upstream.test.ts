@@ -257,6 +257,69 @@ describe('response bodies', () => {
     expect(error).toContain('the body timed out');
     expect(error).not.toContain('not JSON');
   });
+  it('a byte stream larger than source.max_body is refused too, and stops being read', async () => {
+    const poller = newPoller('capped'); // max_body 2KB
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    let pulled = 0;
+    const chunk = new TextEncoder().encode(`{"sessions":[${'{"id":"x"},'.repeat(50)}`);
+    upstream.respondOnce(
+      () =>
+        new Response(
+          new ReadableStream({
+            type: 'bytes',
+            pull(controller) {
+              pulled += chunk.byteLength;
+              controller.enqueue(chunk.slice());
+            },
+          }),
+        ),
+    );
+
+    await poller.tick();
+
+    expect((await poller.status()).last_run?.error).toContain(
+      'the body is larger than source.max_body (2048 bytes)',
+    );
+    expect(pulled).toBeLessThan(2048 + 4 * chunk.byteLength);
+    expect(await poller.checkpoint()).toBe(start);
+  });
+
+  it('a page streamed in small pieces, longer than one read, arrives whole, multi-byte text and all', async () => {
+    const poller = newPoller('seed');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    const at = new Date(Date.now() - 30_000).toISOString();
+    // 300 records of about 300 bytes: past one 64 KiB read, cut every 1,000 bytes, so pieces
+    // end in the middle of a character.
+    const sessions = Array.from({ length: 300 }, (_, i) => ({
+      id: `s${i}`,
+      updated_at: at,
+      note: 'café ☕ 会話 '.repeat(12),
+    }));
+    const bytes = new TextEncoder().encode(JSON.stringify({ sessions, next_cursor: null }));
+    let offset = 0;
+    upstream.respondOnce(
+      () =>
+        new Response(
+          new ReadableStream({
+            type: 'bytes',
+            pull(controller) {
+              if (offset >= bytes.byteLength) return controller.close();
+              controller.enqueue(bytes.slice(offset, offset + 1_000));
+              offset += 1_000;
+            },
+          }),
+        ),
+    );
+
+    await poller.tick();
+
+    expect((await poller.status()).last_run?.outcome).toBe('success');
+    expect(receiver.ids().sort()).toEqual(sessions.map((session) => session.id).sort());
+    const last = receiver.deliveries.find((delivery) => delivery.id === 's299');
+    expect(last?.body).toContain(sessions[299]?.note);
+  });
+
   it('a body that declares its length, then stalls past the timeout, says "timed out" too', async () => {
     const poller = newPoller('capped'); // timeout 300ms
     await poller.setCheckpoint(Date.now() - MINUTE);
