@@ -8,7 +8,7 @@
  *
  *   npm run bench:fleet -- --pollers 10000 --minutes 3
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { writeFormatted } from '../sim/write-formatted.ts';
@@ -19,6 +19,8 @@ const { values } = parseArgs({
     pollers: { type: 'string', default: '10000' },
     minutes: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '50' },
+    // Where to keep every poller's tick times as JSON, to look at again.
+    raw: { type: 'string' },
   },
 });
 const POLLERS = Number(values.pollers);
@@ -38,11 +40,22 @@ export interface FleetFigures {
   pollers: number;
   createSeconds: number;
   createdPerSecond: number;
-  watchdog: { ms: number; visited: number; subrequests: number; repaired: number };
+  watchdog: {
+    ms: number;
+    cpuMs: number;
+    /** The share of a core the ticking fleet took meanwhile. */
+    backgroundShare: number;
+    visited: number;
+    subrequests: number;
+  };
   observedMinutes: number;
   ticks: number;
   onTime: number;
   onTimeShare: number;
+  /** Pollers that never ticked while watched. */
+  silent: number;
+  /** Pollers every one of whose ticks came within interval + 5 s, to the end of the watch. */
+  pollersOnTime: number;
   upstreamRequestsPerTick: number;
   /** Mean wall time of a run. */
   tickMs: number;
@@ -56,7 +69,7 @@ export interface FleetFigures {
   };
 }
 
-function config() {
+function config(name: string) {
   return {
     every: '60s',
     labels: { tier: 'bench' },
@@ -67,11 +80,63 @@ function config() {
       service: 'UPSTREAM',
       from_param: 'from',
       items: 'items',
-      params: { limit: '100' },
+      // The tenant lets the upstream tell the bench when each poller ticked.
+      params: { limit: '100', tenant: name },
       next: { type: 'cursor', param: 'cursor', path: 'next' },
     },
     deliver: { type: 'webhook', url: 'https://receiver.bench/hook', secret: '${WEBHOOK_SECRET}' },
   };
+}
+
+/** The probe Worker: pollers' write counters and recent runs, and the registry's size. */
+const PROBE = `
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (url.pathname === '/registry') {
+      return Response.json(await env.REGISTRY.get(env.REGISTRY.idFromName('registry')).size());
+    }
+    const names = (url.searchParams.get('names') ?? '').split(',').filter(Boolean);
+    const read = [];
+    for (const name of names) {
+      const stub = env.POLLER.get(env.POLLER.idFromName(name));
+      const stats = await stub.storageStats();
+      const status = await stub.status(name);
+      const last = status.last_run;
+      read.push({
+        rows: stats.rowsWritten + stats.alarmWrites,
+        runs: status.counters.runs,
+        lastRunMs: last ? Date.parse(last.finished_at) - Date.parse(last.started_at) : null,
+      });
+    }
+    return Response.json(read);
+  },
+};
+`;
+
+/** The workerd process Miniflare started: the newest child of this process named workerd. */
+function workerdPid(): number | null {
+  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
+  const named = children.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'workerd';
+    } catch {
+      return false;
+    }
+  });
+  return named.at(-1) ?? null;
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc; 0 elsewhere). */
+function cpuMs(pid: number | null): number {
+  if (pid === null) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100;
 }
 
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
@@ -87,6 +152,12 @@ export async function fleet(): Promise<FleetFigures> {
   bundle();
   const mf = new Miniflare(
     convertV4MiniflareOptions({
+      // The watchdog's tick through /cdn-cgi/local/scheduled, an HTTP call like the rest.
+      unsafeTriggerHandlers: true,
+      // A run's log line is for operators; errors and warnings still show.
+      handleStructuredLogs: (log) => {
+        if (log.level === 'error' || log.level === 'warn') console.error(log.message);
+      },
       workers: [
         {
           name: 'tidemark',
@@ -108,17 +179,42 @@ export async function fleet(): Promise<FleetFigures> {
           modules: true,
           scriptPath: 'bench/harness.js',
           compatibilityDate: '2026-11-01',
+          routes: ['harness.bench/*'],
           // Nothing new upstream: each tick is one request for an empty page.
           bindings: { BENCH_RECORDS: '0', WEBHOOK_SECRET },
           serviceBindings: { UPSTREAM: 'harness', RECEIVER: 'harness' },
+        },
+        {
+          // Reads pollers' counters and the registry's size over RPC inside workerd, and
+          // answers over HTTP.
+          name: 'probe',
+          modules: true,
+          script: PROBE,
+          compatibilityDate: '2026-11-01',
+          routes: ['probe.bench/*'],
+          durableObjects: {
+            POLLER: { className: 'Poller', scriptName: 'tidemark', useSQLite: true },
+            REGISTRY: { className: 'Registry', scriptName: 'tidemark', useSQLite: true },
+          },
         },
       ],
     }),
   );
   try {
     await mf.ready;
-    const tidemark = await mf.getWorker('tidemark');
-    const harness = await mf.getWorker('harness');
+    // Every call from here goes over HTTP (dispatchFetch, routed by host), none through
+    // Miniflare's proxies: those wait synchronously, and under this load workerd can block
+    // writing its logs to this process meanwhile (a deadlock seen at 10,000 pollers).
+    const harness = { fetch: (url: string) => mf.dispatchFetch(url) };
+    const probe = harness;
+    const tidemark = {
+      fetch: (
+        url: string,
+        init: { method: string; headers: Record<string, string>; body?: string },
+      ) => mf.dispatchFetch(url, init),
+    };
+    const probed = async <T>(path: string) =>
+      (await (await probe.fetch(`https://probe.bench${path}`)).json()) as T;
     await harness.fetch('https://harness.bench/reset');
     const api = (method: string, path: string, body?: unknown) =>
       tidemark.fetch(`https://tidemark.bench${path}`, {
@@ -130,22 +226,49 @@ export async function fleet(): Promise<FleetFigures> {
     const names = Array.from({ length: POLLERS }, (_, i) => `tenant-${String(i).padStart(5, '0')}`);
     const created = performance.now();
     await pool(names, CONCURRENCY, async (name) => {
-      const response = await api('PUT', `/pollers/${name}`, config());
+      const response = await api('PUT', `/pollers/${name}`, config(name));
       if (response.status !== 201)
         throw new Error(`${name}: ${response.status} ${await response.text()}`);
       await response.arrayBuffer();
     });
     const createSeconds = (performance.now() - created) / 1000;
+    const sample = names.filter((_, index) => index % Math.max(1, Math.floor(POLLERS / 100)) === 0);
+    const sampleCounters = async (of: string[]) => {
+      const read = await probed<{ rows: number; runs: number; lastRunMs: number | null }[]>(
+        `/pollers?names=${of.join(',')}`,
+      );
+      if (read.length !== of.length) throw new Error(`the probe read ${read.length} pollers`);
+      return {
+        rows: read.reduce((sum, poller) => sum + poller.rows, 0),
+        runs: read.reduce((sum, poller) => sum + poller.runs, 0),
+        lastRunMs: read.flatMap((poller) => (poller.lastRunMs === null ? [] : [poller.lastRunMs])),
+      };
+    };
+    const before = await sampleCounters(sample);
+    const pagesBefore = (
+      (await (await harness.fetch('https://harness.bench/counters')).json()) as { pages: number }
+    ).pages;
     const observedFrom = Date.now();
     console.log(
       `created ${POLLERS} pollers in ${createSeconds.toFixed(1)} s; watching ${MINUTES} min`,
     );
 
     // One watchdog tick, as the Cron Trigger would run it.
+    // Its CPU: the workerd process's, above what the ticking fleet took in the 10 s before.
+    const workerd = workerdPid();
+    const backgroundFrom = cpuMs(workerd);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const cpuBefore = cpuMs(workerd);
+    const background = (cpuBefore - backgroundFrom) / 10_000;
     const tick = performance.now();
-    const outcome = await tidemark.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
+    const outcome = await mf.dispatchFetch(
+      'http://tidemark.bench/cdn-cgi/local/scheduled?cron=*+*+*+*+*',
+    );
     const watchdogMs = performance.now() - tick;
-    if (outcome.outcome !== 'ok') throw new Error(`the watchdog tick failed: ${outcome.outcome}`);
+    const watchdogCpuMs = Math.max(0, cpuMs(workerd) - cpuBefore - background * watchdogMs);
+    const backgroundShare = background;
+    if (!outcome.ok) throw new Error(`the watchdog tick failed: ${await outcome.text()}`);
+    await outcome.arrayBuffer();
 
     await new Promise((resolve) => setTimeout(resolve, MINUTES * 60_000));
     const observedTo = Date.now();
@@ -153,56 +276,43 @@ export async function fleet(): Promise<FleetFigures> {
       pages: number;
     };
 
-    // Each poller's run history: how many ticks came, and how many within interval + 5 s.
+    // When each poller ticked, as the upstream saw it: within interval + 5 s of the one
+    // before (or of the start of the watch, for the first)?
+    const asked = (await (await harness.fetch('https://harness.bench/tenants')).json()) as Record<
+      string,
+      number[]
+    >;
+    if (values.raw) writeFileSync(values.raw, JSON.stringify({ observedFrom, observedTo, asked }));
     let ticks = 0;
     let onTime = 0;
-    const tickTotal = 0;
-    const tickCount = 0;
-    await pool(names, CONCURRENCY, async (name) => {
-      const response = await api('GET', `/pollers/${name}/runs`);
-      const { runs } = (await response.json()) as {
-        runs: { started_at: string; trigger: string }[];
-      };
-      const starts = runs
-        .filter((run) => run.trigger === 'cron')
-        .map((run) => Date.parse(run.started_at))
-        .filter((at) => at >= observedFrom && at <= observedTo)
-        .sort((a, b) => a - b);
+    let silent = 0;
+    let pollersOnTime = 0;
+    for (const name of names) {
+      const starts = (asked[name] ?? []).filter((at) => at >= observedFrom && at <= observedTo);
+      if (starts.length === 0) silent += 1;
       ticks += starts.length;
       let previous = observedFrom;
+      let late = 0;
       for (const start of starts) {
         if (start - previous <= INTERVAL_MS + LATE_MS) onTime += 1;
+        else late += 1;
         previous = start;
       }
-    });
-    const tickMs = tickCount === 0 ? 0 : tickTotal / tickCount;
-    const namespace = await mf.getDurableObjectNamespace('REGISTRY', 'tidemark');
-    const registryStub = namespace.get(namespace.idFromName('registry')) as unknown as {
-      size(): Promise<{ pollers: number; bytes: number }>;
-    };
-    const size = JSON.parse(JSON.stringify(await registryStub.size())) as {
-      pollers: number;
-      bytes: number;
-    };
+      // And from its last tick to the end of the watch: no tick may be missing at the end.
+      if (observedTo - previous > INTERVAL_MS + LATE_MS) late += 1;
+      if (late === 0 && starts.length > 0) pollersOnTime += 1;
+    }
+    const size = await probed<{ pollers: number; bytes: number }>('/registry');
     // Rows written per tick (alarm writes included, as billed), from a sample of pollers'
-    // own counters.
-    const pollerNamespace = await mf.getDurableObjectNamespace('POLLER', 'tidemark');
-    const sample = names.filter((_, index) => index % Math.max(1, Math.floor(POLLERS / 100)) === 0);
-    let sampleRows = 0;
-    let sampleRuns = 0;
-    await pool(sample, 10, async (name) => {
-      const stub = pollerNamespace.get(pollerNamespace.idFromName(name)) as unknown as {
-        storageStats(): Promise<{ rowsWritten: number; alarmWrites?: number }>;
-        runs(limit: number): Promise<unknown[]>;
-      };
-      const stats = JSON.parse(JSON.stringify(await stub.storageStats())) as {
-        rowsWritten: number;
-        alarmWrites?: number;
-      };
-      sampleRows += stats.rowsWritten + (stats.alarmWrites ?? 0);
-      sampleRuns += (JSON.parse(JSON.stringify(await stub.runs(100))) as unknown[]).length;
-    });
-    const rowsPerTick = sampleRuns === 0 ? 0 : sampleRows / sampleRuns;
+    // own counters: what they wrote while watched, over the runs they made meanwhile.
+    const after = await sampleCounters(sample);
+    const sampleRuns = after.runs - before.runs;
+    const rowsPerTick = sampleRuns === 0 ? 0 : (after.rows - before.rows) / sampleRuns;
+    // The wall time of each sampled poller's last run (the history folds idle runs).
+    const tickMs =
+      after.lastRunMs.length === 0
+        ? 0
+        : after.lastRunMs.reduce((sum, ms) => sum + ms, 0) / after.lastRunMs.length;
     const slice = Math.min(200, POLLERS);
 
     // Per poller per month, ticking once a minute with nothing new: one alarm invocation per
@@ -224,12 +334,21 @@ export async function fleet(): Promise<FleetFigures> {
       pollers: POLLERS,
       createSeconds: Math.round(createSeconds * 10) / 10,
       createdPerSecond: Math.round(POLLERS / createSeconds),
-      watchdog: { ms: Math.round(watchdogMs), visited: slice, subrequests: slice + 2, repaired: 0 },
+      watchdog: {
+        ms: Math.round(watchdogMs),
+        cpuMs: Math.round(watchdogCpuMs),
+        backgroundShare: Math.round(backgroundShare * 100) / 100,
+        visited: slice,
+        subrequests: slice + 2,
+      },
       observedMinutes: Math.round(((observedTo - observedFrom) / 60_000) * 10) / 10,
       ticks,
       onTime,
       onTimeShare: ticks === 0 ? 0 : onTime / ticks,
-      upstreamRequestsPerTick: Math.round((pages.pages / Math.max(ticks, 1)) * 100) / 100,
+      silent,
+      pollersOnTime,
+      upstreamRequestsPerTick:
+        Math.round(((pages.pages - pagesBefore) / Math.max(ticks, 1)) * 100) / 100,
       tickMs: Math.round(tickMs),
       registry: { pollers: size.pollers, bytes: size.bytes },
       rowsPerTick: Math.round(rowsPerTick * 100) / 100,
@@ -245,12 +364,6 @@ export async function fleet(): Promise<FleetFigures> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const figures = await fleet();
-  console.log(JSON.stringify(figures, null, 2));
-  writeFleetSection('docs/benchmarks.md', figures);
-}
-
 const START = '<!-- fleet:start -->';
 const END = '<!-- fleet:end -->';
 
@@ -263,18 +376,22 @@ export function writeFleetSection(path: string, figures: FleetFigures): void {
   const section = `${START}
 ## Fleet: ${f.pollers.toLocaleString('en')} runtime pollers in one deployment
 
-Produced by \`npm run bench:fleet -- --pollers ${f.pollers} --minutes ${f.observedMinutes}\` on ${new Date().toISOString().slice(0, 10)}, in workerd
-(Miniflare) on this machine (2 cores): every poller created through \`PUT /pollers/:name\`
-with \`every = "60s"\` against an in-process upstream with nothing new, then left to tick on its
-own alarm for ${f.observedMinutes} minutes of real time.
+Produced by \`npm run bench:fleet -- --pollers ${f.pollers} --minutes ${Math.round(f.observedMinutes)}\` on ${new Date().toISOString().slice(0, 10)}, in
+workerd (Miniflare) on this machine (2 cores): every poller created through
+\`PUT /pollers/:name\` with \`every = "60s"\` against an in-process upstream with nothing new,
+then left to tick on its own alarm for ${f.observedMinutes} minutes of real time. Ticks are counted by the upstream (each poller names
+itself in a query parameter), so reading them wakes no poller.
 
 | figure | value |
 |---|---:|
 | creation through the API | ${f.createdPerSecond.toLocaleString('en')} pollers/s (${f.createSeconds} s for ${f.pollers.toLocaleString('en')}) |
 | one watchdog tick: wall time | ${f.watchdog.ms} ms |
+| one watchdog tick: CPU | ${f.watchdog.cpuMs} ms (the workerd process's during the tick, less what the ticking fleet took in the 10 s before: ${Math.round(f.watchdog.backgroundShare * 100)}% of a core; the Worker, the registry and the ${f.watchdog.visited} pollers it visits) |
 | one watchdog tick: subrequests | ${f.watchdog.subrequests} (${f.watchdog.visited} poller visits + 2 registry calls; by construction: WATCHDOG_SLICE = 200) |
 | ticks observed | ${f.ticks.toLocaleString('en')} |
 | ticks within their interval + 5 s | ${(f.onTimeShare * 100).toFixed(1)}% (${f.onTime.toLocaleString('en')}) |
+| pollers whose every tick came within interval + 5 s | ${((f.pollersOnTime / f.pollers) * 100).toFixed(1)}% (${f.pollersOnTime.toLocaleString('en')}) |
+| pollers that never ticked while watched | ${f.silent.toLocaleString('en')} |
 | upstream requests per tick | ${f.upstreamRequestsPerTick} |
 | mean wall time of a tick's run | ${f.tickMs} ms |
 | rows written per tick, alarm writes included | ${f.rowsPerTick} (a sample of 100 pollers' own counters) |
@@ -297,4 +414,10 @@ ${END}
       ? `${existing.slice(0, at)}${section}${existing.slice(end + END.length + 1)}`
       : `${existing.trimEnd()}\n\n${section}`;
   writeFormatted(path, next);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const figures = await fleet();
+  console.log(JSON.stringify(figures, null, 2));
+  writeFleetSection('docs/benchmarks.md', figures);
 }

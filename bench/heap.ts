@@ -3,7 +3,7 @@
  * (`Runtime.getHeapUsage`): the figure the platform's 128 MB limit is about, without the
  * harness's isolate or workerd's own buffers.
  */
-import { INSPECTOR_PORT } from './workerd.ts';
+import { inspect } from './inspector.ts';
 
 export interface HeapWatch {
   /** Used heap now, in MB (workerd's inspector does not offer a forced GC). */
@@ -14,27 +14,9 @@ export interface HeapWatch {
 }
 
 export async function heapOf(worker: string): Promise<HeapWatch> {
-  const socket = new WebSocket(`ws://127.0.0.1:${INSPECTOR_PORT}/core:user:${worker}`);
-  await new Promise((resolve, reject) => {
-    socket.addEventListener('open', resolve, { once: true });
-    socket.addEventListener('error', reject, { once: true });
-  });
-  let next = 1;
-  const pending = new Map<number, (result: Record<string, number>) => void>();
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as {
-      id?: number;
-      result?: Record<string, number>;
-    };
-    if (message.id !== undefined) pending.get(message.id)?.(message.result ?? {});
-  });
-  const send = (method: string) =>
-    new Promise<Record<string, number>>((resolve) => {
-      const id = next++;
-      pending.set(id, resolve);
-      socket.send(JSON.stringify({ id, method }));
-    });
-  const usedMb = async () => ((await send('Runtime.getHeapUsage')).usedSize ?? 0) / 1024 / 1024;
+  const session = await inspect(worker);
+  const usedMb = async () =>
+    (Number((await session.send('Runtime.getHeapUsage')).usedSize) || 0) / 1024 / 1024;
   return {
     used: usedMb,
     watch(everyMs = 50) {
@@ -54,6 +36,6 @@ export async function heapOf(worker: string): Promise<HeapWatch> {
         },
       };
     },
-    close: () => socket.close(),
+    close: () => session.close(),
   };
 }

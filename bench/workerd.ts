@@ -1,6 +1,7 @@
 /**
- * The benchmarks' workerd: tidemark (as `wrangler deploy --dry-run` bundles it) and the
- * in-process world of bench/harness.js (upstream, receiver, bare loop), in one Miniflare.
+ * The benchmarks' workerd: tidemark (as `wrangler deploy --dry-run` bundles it), the
+ * in-process world of bench/harness.js (upstream, receiver) and the bare loop
+ * (bench/bare-loop.js), each in its own isolate, in one Miniflare.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,7 +23,11 @@ export function bundle(): void {
 }
 
 /** A poller of the bench upstream, delivering signed webhooks in batches of 100. */
-export function benchPoller(latency: number, overrides: Record<string, unknown> = {}) {
+export function benchPoller(
+  latency: number,
+  overrides: Record<string, unknown> = {},
+  params: Record<string, string> = {},
+) {
   return {
     cron: '* * * * *',
     start_from: new Date(BASE).toISOString(),
@@ -35,7 +40,7 @@ export function benchPoller(latency: number, overrides: Record<string, unknown> 
       from_param: 'from',
       items: 'items',
       sorted: 'asc',
-      params: { limit: '100', latency: String(latency) },
+      params: { limit: '100', latency: String(latency), ...params },
       next: { type: 'cursor', param: 'cursor', path: 'next' },
     },
     deliver: {
@@ -48,19 +53,57 @@ export function benchPoller(latency: number, overrides: Record<string, unknown> 
   };
 }
 
+/** What a poller's object says it has written to storage, from its persisted counters. */
+export interface StorageStats {
+  /** SQLite rows written, index rows included, as the platform bills them. */
+  rowsWritten: number;
+  /** Alarm sets and deletes (each billed as a row written). */
+  alarmWrites: number;
+  ledgerRows: number;
+}
+
+/** The Poller object's RPC methods the bench calls. */
+interface PollerStub {
+  trigger(name: string, kind: 'cron' | 'manual'): Promise<unknown>;
+  ensureScheduled(name: string): Promise<unknown>;
+  setPaused(name: string, paused: boolean, reason: string | null): Promise<unknown>;
+  runs(limit: number): Promise<unknown>;
+  status(name: string): Promise<unknown>;
+  storageStats(): Promise<StorageStats>;
+}
+
+/** One line of a poller's run history, as the bench reads it. */
+export interface BenchRun {
+  outcome: string;
+  trigger: string;
+  startedAt: number;
+  finishedAt: number;
+  records: number;
+  pages: number;
+}
+
 export interface Bench {
   mf: Miniflare;
-  /** GET/POST on the harness (counters, reset, baseline). */
+  /** GET/POST on the harness (counters, reset, publish). */
   harness(path: string): Promise<Record<string, number>>;
+  /** The bare loop over `records` records at `latency` ms per call: its records and time. */
+  bareLoop(latency: number, records?: number): Promise<{ records: number; ms: number }>;
   /** POST /pollers/:name/run through tidemark's admin API: the run's outcome. */
   run(name: string): Promise<{ outcome: string; run?: { outcome: string; records: number } }>;
-  /** What the poller's object wrote since it started. */
-  storageStats(name: string): Promise<{ rowsWritten: number; ledgerRows: number }>;
+  /** A cron or manual trigger through the object's RPC: takes the lease, the alarm runs. */
+  trigger(name: string, kind?: 'cron' | 'manual'): Promise<unknown>;
+  /** What the watchdog does for each poller: books its first tick and sets its alarm. */
+  schedule(name: string): Promise<unknown>;
+  pause(name: string): Promise<unknown>;
+  /** The newest runs, newest first. */
+  runs(name: string, limit?: number): Promise<BenchRun[]>;
+  /** What the poller's object has written, from its persisted counters. */
+  storageStats(name: string): Promise<StorageStats>;
   /** The workerd process that runs tidemark (and the harness), for its memory. */
   pid: number;
 }
 
-/** Starts tidemark and the harness with these pollers and this many upstream records. */
+/** Starts tidemark, the harness and the bare loop with these pollers and upstream records. */
 export async function startBench(pollers: Record<string, unknown>, records: number) {
   const before = new Set(childPids());
   const mf = new Miniflare(
@@ -68,6 +111,10 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
     convertV4MiniflareOptions({
       // The V8 inspector of each isolate: the bench reads tidemark's heap through it.
       inspectorPort: INSPECTOR_PORT,
+      // The runs' log lines are for operators; errors and warnings still show.
+      handleStructuredLogs: (log) => {
+        if (log.level === 'error' || log.level === 'warn') console.error(log.message);
+      },
       workers: [
         {
           name: 'tidemark',
@@ -78,6 +125,7 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
           durableObjects: {
             POLLER: { className: 'Poller', useSQLite: true },
             DEMO_UPSTREAM: { className: 'DemoUpstream', useSQLite: true },
+            REGISTRY: { className: 'Registry', useSQLite: true },
           },
           d1Databases: ['DB'],
           serviceBindings: { UPSTREAM: 'harness', SELF: 'tidemark' },
@@ -89,8 +137,16 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
           modules: true,
           scriptPath: 'bench/harness.js',
           compatibilityDate: '2026-11-01',
-          bindings: { BENCH_RECORDS: String(records), WEBHOOK_SECRET },
-          serviceBindings: { UPSTREAM: 'harness', RECEIVER: 'harness' },
+          bindings: { BENCH_RECORDS: String(records) },
+        },
+        {
+          name: 'bare',
+          modules: true,
+          scriptPath: 'bench/bare-loop.js',
+          compatibilityDate: '2026-11-01',
+          bindings: { WEBHOOK_SECRET },
+          serviceBindings: { UPSTREAM: 'harness' },
+          outboundService: 'harness',
         },
       ],
     }),
@@ -99,13 +155,23 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
   const pid = childPids().find((candidate) => !before.has(candidate));
   if (pid === undefined) throw new Error('could not find the workerd process Miniflare started');
   const harnessWorker = await mf.getWorker('harness');
+  const bareWorker = await mf.getWorker('bare');
   const tidemark = await mf.getWorker('tidemark');
   const namespace = await mf.getDurableObjectNamespace('POLLER', 'tidemark');
   const json = async (response: Promise<Response>) => JSON.parse(await (await response).text());
+  const stub = (name: string) => namespace.get(namespace.idFromName(name)) as unknown as PollerStub;
+  // What comes back over RPC is a proxy: a JSON round trip makes it plain data.
+  const plain = async <T>(value: Promise<unknown>) => JSON.parse(JSON.stringify(await value)) as T;
   const bench: Bench = {
     mf,
     pid,
     harness: (path) => json(harnessWorker.fetch(`https://harness.bench${path}`)),
+    bareLoop: (latency, total) =>
+      json(
+        bareWorker.fetch(
+          `https://bare.bench/?latency=${latency}${total === undefined ? '' : `&total=${total}`}`,
+        ),
+      ),
     run: (name) =>
       json(
         tidemark.fetch(`https://tidemark.bench/pollers/${name}/run`, {
@@ -113,12 +179,11 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
           headers: { authorization: `Bearer ${ADMIN}` },
         }),
       ),
-    storageStats: async (name) => {
-      const stub = namespace.get(namespace.idFromName(name)) as unknown as {
-        storageStats(): Promise<{ rowsWritten: number; ledgerRows: number }>;
-      };
-      return JSON.parse(JSON.stringify(await stub.storageStats()));
-    },
+    trigger: (name, kind = 'manual') => plain(stub(name).trigger(name, kind)),
+    schedule: (name) => plain(stub(name).ensureScheduled(name)),
+    pause: (name) => plain(stub(name).setPaused(name, true, 'bench: measured')),
+    runs: (name, limit = 1) => plain(stub(name).runs(limit)),
+    storageStats: (name) => plain(stub(name).storageStats()),
   };
   await bench.harness('/counters'); // warm-up: the first request loads the modules
   return bench;

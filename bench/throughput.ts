@@ -1,0 +1,128 @@
+/**
+ * Throughput of one tidemark poller against the bare loop (bench/bare-loop.js), side by side
+ * in one workerd: after a warm-up of both, `reps` repetitions, the order alternating (bare
+ * loop first in odd ones, tidemark first in even ones), each tidemark repetition a fresh
+ * poller over the same records. The ratio is taken within each repetition.
+ */
+import { heapOf } from './heap.ts';
+import { type Spread, spread } from './stats.ts';
+import { benchPoller, startBench } from './workerd.ts';
+
+export interface ThroughputRep {
+  first: 'bare loop' | 'tidemark';
+  tidemarkMs: number;
+  bareMs: number;
+  /** The bare loop's time over tidemark's: above 1, tidemark is faster. */
+  ratio: number;
+  heapPeakMb: number;
+  subrequests: number;
+  bareSubrequests: number;
+  /** Rows and alarm writes the run's object persisted in its counters. */
+  rowsWritten: number;
+}
+
+export interface Throughput {
+  latency: number;
+  records: number;
+  reps: ThroughputRep[];
+  ratio: Spread;
+  tidemarkMs: Spread;
+  bareMs: Spread;
+  heapPeakMb: Spread;
+  heapBeforeMb: number;
+}
+
+/** The warm-up runs over this many records, for both. */
+const WARM_UP = 10_000;
+
+/** Each latency, with how many repetitions it gets. */
+export async function throughput(
+  records: number,
+  plan: { latency: number; reps: number }[],
+): Promise<Throughput[]> {
+  const pollers: Record<string, unknown> = {};
+  for (const { latency, reps } of plan) {
+    pollers[`warm_${latency}`] = benchPoller(latency, {}, { total: String(WARM_UP) });
+    for (let rep = 1; rep <= reps; rep += 1) pollers[`t_${latency}_${rep}`] = benchPoller(latency);
+  }
+  const bench = await startBench(pollers, records);
+  const heap = await heapOf('tidemark');
+  try {
+    const results: Throughput[] = [];
+    for (const { latency, reps } of plan) {
+      // Warm-up: both load and JIT-compile their code before anything is timed.
+      await bench.bareLoop(latency, WARM_UP);
+      const warm = await bench.run(`warm_${latency}`);
+      if ((warm.run?.outcome ?? warm.outcome) !== 'success') {
+        throw new Error(`the warm-up run failed: ${JSON.stringify(warm)}`);
+      }
+      const heapBeforeMb = await heap.used();
+      const done: ThroughputRep[] = [];
+      for (let rep = 1; rep <= reps; rep += 1) {
+        const first = rep % 2 === 1 ? 'bare loop' : 'tidemark';
+        const bareRun = async () => {
+          await bench.harness('/reset');
+          const started = performance.now();
+          const reply = await bench.bareLoop(latency);
+          const ms = performance.now() - started;
+          const counters = await bench.harness('/counters');
+          if (reply.records !== records || counters.records !== records) {
+            throw new Error(`the bare loop did not deliver every record: ${JSON.stringify(reply)}`);
+          }
+          return { ms, subrequests: (counters.pages ?? 0) + (counters.posts ?? 0) };
+        };
+        const tidemarkRun = async () => {
+          const name = `t_${latency}_${rep}`;
+          await bench.harness('/reset');
+          const watch = heap.watch();
+          const started = performance.now();
+          const reply = await bench.run(name);
+          const ms = performance.now() - started;
+          const heapPeakMb = await watch.stop();
+          const counters = await bench.harness('/counters');
+          const outcome = reply.run?.outcome ?? reply.outcome;
+          if (outcome !== 'success' || counters.records !== records) {
+            throw new Error(`a run did not deliver every record: ${JSON.stringify(reply)}`);
+          }
+          const stats = await bench.storageStats(name);
+          return {
+            ms,
+            heapPeakMb,
+            subrequests: (counters.pages ?? 0) + (counters.posts ?? 0),
+            rowsWritten: stats.rowsWritten + stats.alarmWrites,
+          };
+        };
+        const bare = first === 'bare loop' ? await bareRun() : undefined;
+        const ours = await tidemarkRun();
+        const bareAfter = bare ?? (await bareRun());
+        done.push({
+          first,
+          tidemarkMs: Math.round(ours.ms),
+          bareMs: Math.round(bareAfter.ms),
+          ratio: bareAfter.ms / ours.ms,
+          heapPeakMb: ours.heapPeakMb,
+          subrequests: ours.subrequests,
+          bareSubrequests: bareAfter.subrequests,
+          rowsWritten: ours.rowsWritten,
+        });
+        console.error(
+          `throughput ${latency} ms, rep ${rep} (${first} first): tidemark ${Math.round(ours.ms)} ms, bare loop ${Math.round(bareAfter.ms)} ms`,
+        );
+      }
+      results.push({
+        latency,
+        records,
+        reps: done,
+        ratio: spread(done.map((rep) => rep.ratio)),
+        tidemarkMs: spread(done.map((rep) => rep.tidemarkMs)),
+        bareMs: spread(done.map((rep) => rep.bareMs)),
+        heapPeakMb: spread(done.map((rep) => rep.heapPeakMb)),
+        heapBeforeMb,
+      });
+    }
+    return results;
+  } finally {
+    heap.close();
+    await bench.mf.dispose();
+  }
+}
