@@ -527,19 +527,18 @@ export class SqliteStore implements PollerStore {
     // A failing version the upstream no longer shows (the record moved on) is below C now
     // and will never be asked for again: it becomes a dead letter, never silently dropped.
     // (None failing, as the triggers count them: nothing to look at.)
-    if (state.failure_rows === 0) {
-      return { boundary, rows: added.rows - droppedRows, bytes: added.bytes - droppedBytes };
+    if (state.failure_rows > 0) {
+      this.write(
+        `INSERT OR IGNORE INTO dead_letters
+           (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
+         SELECT key, 'delivery', id, version, version_ms, record,
+           'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
+           attempts, first_failure, last_failure
+         FROM delivery_failures WHERE version_ms < ?`,
+        pruneBelow,
+      );
+      this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
     }
-    this.write(
-      `INSERT OR IGNORE INTO dead_letters
-         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
-       SELECT key, 'delivery', id, version, version_ms, record,
-         'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
-         attempts, first_failure, last_failure
-       FROM delivery_failures WHERE version_ms < ?`,
-      pruneBelow,
-    );
-    this.write('DELETE FROM delivery_failures WHERE version_ms < ?', pruneBelow);
     return { boundary, rows: added.rows - droppedRows, bytes: added.bytes - droppedBytes };
   }
 
