@@ -11,6 +11,10 @@ export type BodyRead =
  * Reads a body as text, never more than `limit` bytes: a larger body is refused as soon as it
  * says so (Content-Length) or crosses the limit, so one huge page cannot take the isolate's
  * 128 MB. A body that stalls past the deadline is "timed out", not an empty body.
+ *
+ * A declared length is never trusted for how much is read: a compressed body declares its
+ * compressed size and fetch() hands over what it decodes to, and a Worker behind a service
+ * binding can declare anything. Every body is counted as it arrives.
  */
 export async function readBody(
   response: Response,
@@ -18,29 +22,17 @@ export async function readBody(
   deadline: Deadline,
 ): Promise<BodyRead> {
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > limit) {
+  if (declared > limit && !response.headers.has('content-encoding')) {
     await response.body?.cancel().catch(() => undefined);
     return { ok: false, reason: 'too_big', limit };
   }
   if (response.body === null) return { ok: true, text: '' };
-  if (declared <= limit) {
-    // The body says its size, and the runtime holds it to it: read whole, in one call, not
-    // chunk by chunk in JavaScript (most of a page's reading time).
-    const text = response.text().then(
-      (whole): BodyRead => ({ ok: true, text: whole }),
-      (error): BodyRead => ({ ok: false, reason: 'broken', error: String(error) }),
-    );
-    const read = await Promise.race([text, deadline.expired]);
-    if (read !== TIMED_OUT) return read;
-    await response.body.cancel().catch(() => undefined);
-    return { ok: false, reason: 'timed_out' };
-  }
   const bytes = byteReader(response.body);
   const chunks = bytes === null ? response.body.getReader() : null;
   // One race with the deadline for the whole body, not one per chunk.
   const reading = chunks
     ? readChunks(chunks, limit)
-    : readBlocks(bytes as ReadableStreamBYOBReader, limit);
+    : readBlocks(bytes as ReadableStreamBYOBReader, limit, declared);
   const read = await Promise.race([reading, deadline.expired]);
   if (read === TIMED_OUT) {
     await (bytes ?? chunks)?.cancel().catch(() => undefined);
@@ -63,52 +55,95 @@ function byteReader(body: ReadableStream<Uint8Array>): ReadableStreamBYOBReader 
   return null;
 }
 
-/** The first block: a page of a few hundred records fits, and is read in one call. */
+/** The first block when nothing better is known: a page of a few hundred records fits. */
 const FIRST_BLOCK = 64 * 1024;
+/** The largest block kept for the next body: above it, memory goes back to the isolate. */
+const KEPT_BLOCK = 1024 * 1024;
+
+/**
+ * One block kept from the last body read in this isolate, for the next: a fresh buffer is
+ * allocated and zeroed for every page otherwise. Taken while a body is read, so two reads
+ * at once never share it.
+ */
+let spare: ArrayBuffer | null = null;
+
+function firstBlock(limit: number, declared: number): Uint8Array<ArrayBuffer> {
+  // A declared length is a good guess of the size (one more byte shows the end), not a bound.
+  const wanted = Math.min(limit + 1, declared >= 0 ? declared + 1 : FIRST_BLOCK);
+  const kept = spare;
+  spare = null;
+  if (kept !== null && kept.byteLength >= wanted) {
+    return new Uint8Array(kept, 0, Math.min(kept.byteLength, limit + 1));
+  }
+  return new Uint8Array(Math.max(wanted, Math.min(FIRST_BLOCK, limit + 1)));
+}
 
 /**
  * Reads the body into growing blocks, each filled by one call into the runtime
  * (`readAtLeast`), refusing it once it crosses `limit`: a page costs a call or two instead of
- * one per network chunk.
+ * one per network chunk. A block that comes back less than full is the end of the body.
  */
-async function readBlocks(reader: ReadableStreamBYOBReader, limit: number): Promise<BodyRead> {
-  const blocks: Uint8Array[] = [];
+async function readBlocks(
+  reader: ReadableStreamBYOBReader,
+  limit: number,
+  declared: number,
+): Promise<BodyRead> {
+  const blocks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
-  let next = Math.min(FIRST_BLOCK, limit + 1);
+  let block = firstBlock(limit, declared);
   try {
     for (;;) {
-      const chunk = await reader.readAtLeast(next, new Uint8Array(next));
-      if (chunk.value && chunk.value.byteLength > 0) {
-        blocks.push(chunk.value);
-        size += chunk.value.byteLength;
+      const wanted = block.byteLength;
+      const chunk = await reader.readAtLeast(wanted, block);
+      const value = chunk.value;
+      if (value && value.byteLength > 0) {
+        blocks.push(value);
+        size += value.byteLength;
         if (size > limit) {
           await reader.cancel().catch(() => undefined);
           return { ok: false, reason: 'too_big', limit };
         }
       }
-      if (chunk.done) break;
-      next = Math.max(1, Math.min(size, limit + 1 - size));
+      // readAtLeast settles short only at the end: no further call is needed to learn it.
+      if (chunk.done || !value || value.byteLength < wanted) break;
+      block = new Uint8Array(Math.max(1, Math.min(size, limit + 1 - size)));
     }
   } catch (error) {
     return { ok: false, reason: 'broken', error: String(error) };
   }
-  const decoder = new TextDecoder();
-  if (blocks.length === 1 && blocks[0]) return { ok: true, text: decoder.decode(blocks[0]) };
+  reader.releaseLock();
+  const first = blocks[0];
+  if (first === undefined) return { ok: true, text: '' };
+  if (blocks.length === 1) {
+    const text = decoder.decode(first);
+    keep(first.buffer);
+    return { ok: true, text };
+  }
   const whole = new Uint8Array(size);
   let at = 0;
-  for (const block of blocks) {
-    whole.set(block, at);
-    at += block.byteLength;
+  for (const part of blocks) {
+    whole.set(part, at);
+    at += part.byteLength;
   }
+  keep(first.buffer);
   return { ok: true, text: decoder.decode(whole) };
 }
+
+function keep(buffer: ArrayBuffer): void {
+  if (buffer.byteLength <= KEPT_BLOCK && (spare === null || spare.byteLength < buffer.byteLength)) {
+    spare = buffer;
+  }
+}
+
+/** Decodes whole bodies (never a stream): no state is carried from one to the next. */
+const decoder = new TextDecoder();
 
 /** Reads every chunk as text, refusing the body once it crosses `limit`. */
 async function readChunks(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   limit: number,
 ): Promise<BodyRead> {
-  const decoder = new TextDecoder();
+  const streaming = new TextDecoder();
   let text = '';
   let size = 0;
   try {
@@ -120,10 +155,10 @@ async function readChunks(
         await reader.cancel().catch(() => undefined);
         return { ok: false, reason: 'too_big', limit };
       }
-      text += decoder.decode(chunk.value, { stream: true });
+      text += streaming.decode(chunk.value, { stream: true });
     }
   } catch (error) {
     return { ok: false, reason: 'broken', error: String(error) };
   }
-  return { ok: true, text: text + decoder.decode() };
+  return { ok: true, text: text + streaming.decode() };
 }

@@ -1,6 +1,8 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { startDeadline } from '../../src/deadline.ts';
+import { readBody } from '../../src/sources/read-body.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { FakeStripe, FakeZendesk } from './apis.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
@@ -243,6 +245,64 @@ describe('response bodies', () => {
       expect(await poller.checkpoint()).toBe(start);
     },
   );
+
+  it.each([
+    // fetch() decodes gzip and keeps the Content-Length of what came over the wire.
+    ['a compressed body, counted by its compressed length', { 'content-encoding': 'gzip' }],
+    // A Worker behind a service binding sends whatever headers it likes.
+    ['a body that declares less than it sends', {}],
+  ])('%s is still held to source.max_body', async (_case, headers) => {
+    const poller = newPoller('capped'); // max_body 2KB
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    const body = `{"sessions":[${'{"id":"x"},'.repeat(6_000)}{"id":"y"}]}`;
+    upstream.respondOnce(
+      () => new Response(body, { headers: { ...headers, 'content-length': '100' } }),
+    );
+
+    await poller.tick();
+
+    const status = await poller.status();
+    expect(status.last_run?.error).toContain(
+      'the body is larger than source.max_body (2048 bytes)',
+    );
+    expect(await poller.checkpoint()).toBe(start);
+  });
+
+  it('bodies read one after another are each exactly themselves, whatever the one before', async () => {
+    // The block a body was read into is kept for the next: a shorter body must not carry
+    // the longer one's bytes, and a body that fills a block exactly must not be cut.
+    const bodies = ['a'.repeat(70_000), 'short', 'é'.repeat(40_000), '', 'b'.repeat(65_536), '☕'];
+    for (const body of bodies) {
+      const deadline = startDeadline(5_000);
+      try {
+        expect(await readBody(new Response(body), 1_000_000, deadline)).toEqual({
+          ok: true,
+          text: body,
+        });
+      } finally {
+        deadline.clear();
+      }
+    }
+  });
+
+  it('a compressed body that declares more than max_body but decodes within it is read', async () => {
+    const poller = newPoller('capped'); // max_body 2KB
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    const at = new Date(Date.now() - 30_000).toISOString();
+    const body = JSON.stringify({ sessions: [{ id: 'small', updated_at: at }] });
+    upstream.respondOnce(
+      () =>
+        new Response(body, {
+          headers: { 'content-encoding': 'gzip', 'content-length': String(10_000) },
+        }),
+    );
+
+    await poller.tick();
+
+    expect((await poller.status()).last_run?.outcome).toBe('success');
+    expect(receiver.ids()).toContain('small');
+  });
 
   it('a body that stalls past the timeout says "timed out", not "not JSON"', async () => {
     const poller = newPoller('capped'); // timeout 300ms
