@@ -11,7 +11,14 @@ import {
   type Update,
 } from './ports.ts';
 import { nextCheckpoint, type Window } from './window.ts';
-import { DeliveredLog, HandledKeys, list, listed, RetryableList } from './window-memory.ts';
+import {
+  type ByVersion,
+  DeliveredLog,
+  HandledKeys,
+  list,
+  listed,
+  RetryableList,
+} from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = BudgetStop | 'rate_limit';
@@ -357,17 +364,42 @@ function uniqueNew(
   keys: string[],
   seen: HandledKeys,
 ): { updates: Update[]; keys: string[] } {
-  const page = new Map<number, string[]>();
-  const fresh: Update[] = [];
-  const freshKeys: string[] = [];
-  updates.forEach((update, i) => {
+  // A page whose versions strictly rise (or fall) cannot hold one (id, version) twice: only
+  // a page with equal stamps needs to be checked against itself.
+  const page: ByVersion | null = strictlyOrdered(updates) ? null : new Map();
+  // Copied only once one is left out: most pages are new from end to end.
+  let fresh: Update[] | null = null;
+  let freshKeys: string[] = keys;
+  for (let i = 0; i < updates.length; i += 1) {
+    const update = updates[i] as Update;
     const key = keys[i] ?? '';
-    if (seen.has(key, update.versionMs) || listed(page, update.versionMs, key)) return;
-    list(page, update.versionMs, key);
-    fresh.push(update);
-    freshKeys.push(key);
-  });
-  return { updates: fresh, keys: freshKeys };
+    const repeat =
+      seen.has(key, update.versionMs) || (page !== null && listed(page, update.versionMs, key));
+    if (repeat) {
+      if (fresh === null) {
+        fresh = updates.slice(0, i);
+        freshKeys = keys.slice(0, i);
+      }
+      continue;
+    }
+    if (page !== null) list(page, update.versionMs, key);
+    if (fresh !== null) {
+      fresh.push(update);
+      freshKeys.push(key);
+    }
+  }
+  return fresh === null ? { updates, keys } : { updates: fresh, keys: freshKeys };
+}
+
+function strictlyOrdered(updates: Update[]): boolean {
+  let rising = true;
+  let falling = true;
+  for (let i = 1; i < updates.length && (rising || falling); i += 1) {
+    const step = (updates[i] as Update).versionMs - (updates[i - 1] as Update).versionMs;
+    rising &&= step > 0;
+    falling &&= step < 0;
+  }
+  return rising || falling;
 }
 
 export function holdsLease(ctx: RunContext, epoch: number): boolean {

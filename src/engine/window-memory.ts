@@ -20,8 +20,8 @@ export interface Handled {
   keep: number;
 }
 
-/** Keys by the millisecond they are stamped at. */
-type ByVersion = Map<number, string[]>;
+/** Keys by the millisecond they are stamped at: one key alone, or those that share it. */
+export type ByVersion = Map<number, string | string[]>;
 
 /**
  * The keys a window knows as handled: the ledger loaded at its start, the boundary
@@ -64,14 +64,17 @@ export class HandledKeys {
 
 /** Whether `key` is among those stamped `versionMs`. */
 export function listed(keys: ByVersion, versionMs: number, key: string): boolean {
-  return keys.get(versionMs)?.includes(key) ?? false;
+  const same = keys.get(versionMs);
+  if (same === undefined) return false;
+  return typeof same === 'string' ? same === key : same.includes(key);
 }
 
-/** Adds `key`, stamped `versionMs`. */
+/** Adds `key`, stamped `versionMs` (most stamps have one key: no array for it). */
 export function list(keys: ByVersion, versionMs: number, key: string): void {
   const same = keys.get(versionMs);
-  if (same) same.push(key);
-  else keys.set(versionMs, [key]);
+  if (same === undefined) keys.set(versionMs, key);
+  else if (typeof same === 'string') keys.set(versionMs, [same, key]);
+  else same.push(key);
 }
 
 /**

@@ -5,7 +5,7 @@ import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/clas
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
 import { readPath } from './dot-path.ts';
-import { nextPage, pageUrl } from './paging.ts';
+import { nextPage, pageUrl, windowUrl } from './paging.ts';
 import { readRateLimit } from './rate-limit.ts';
 import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';
@@ -35,6 +35,10 @@ type Fetched = { ok: true; response: Response; url: URL } | { ok: false; page: P
 /** The HTTP source: GET `url` with the window in query parameters, page by page. */
 export class HttpSource implements Source {
   private readonly maxRateLimitWait: number;
+  /** Every request's headers: the same for each page. */
+  private readonly headers: Record<string, string>;
+  /** The last window's URL without its page parameter: built once, not once per page. */
+  private lastWindow: { window: Window; href: string } | undefined;
 
   constructor(
     private readonly config: SourceConfig,
@@ -44,6 +48,7 @@ export class HttpSource implements Source {
     private readonly options: HttpSourceOptions = {},
   ) {
     this.maxRateLimitWait = options.maxRateLimitWait ?? HOUR;
+    this.headers = { accept: 'application/json', ...config.headers };
   }
 
   async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
@@ -55,7 +60,7 @@ export class HttpSource implements Source {
     };
     let url: URL;
     try {
-      url = pageUrl(this.config, window, cursor);
+      url = pageUrl(this.config, window, cursor, this.windowHref(window));
     } catch {
       return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
@@ -167,7 +172,7 @@ export class HttpSource implements Source {
       try {
         const sent = this.fetcher(
           new Request(url, {
-            headers: { accept: 'application/json', ...this.config.headers },
+            headers: this.headers,
             redirect: 'manual',
             signal: deadline.signal,
           }),
@@ -212,6 +217,13 @@ export class HttpSource implements Source {
       }
       url = target;
     }
+  }
+
+  private windowHref(window: Window): string {
+    if (this.lastWindow?.window !== window) {
+      this.lastWindow = { window, href: windowUrl(this.config, window).href };
+    }
+    return this.lastWindow.href;
   }
 
   private shownUrl(window: Window, cursor: string | null): string {

@@ -16,20 +16,32 @@ export type NextPage =
  * The URL of a page. The first page is `url` + `params` + the window; `url` and `link`
  * paging then follow the upstream's own next URL as it is; `cursor`, `page` and `last_id`
  * add their parameter to the first page's URL. Throws on a next URL that does not parse
- * (the source reports it as a bad response).
+ * (the source reports it as a bad response). `windowHref` is `windowUrl(config, window)`,
+ * when the caller keeps it for the window's pages.
  */
-export function pageUrl(config: SourceConfig, window: Window, cursor: string | null): URL {
+export function pageUrl(
+  config: SourceConfig,
+  window: Window,
+  cursor: string | null,
+  windowHref?: string,
+): URL {
   const { next } = config;
   if (cursor !== null && (next.type === 'url' || next.type === 'link')) return new URL(cursor);
+  const url = windowHref === undefined ? windowUrl(config, window) : new URL(windowHref);
+  if (next.type === 'page') url.searchParams.set(next.param, cursor ?? '1');
+  else if ((next.type === 'cursor' || next.type === 'last_id') && cursor !== null) {
+    url.searchParams.set(next.param, cursor);
+  }
+  return url;
+}
+
+/** `url` + `params` + the window's bounds: what every page of a window starts from. */
+export function windowUrl(config: SourceConfig, window: Window): URL {
   const url = new URL(config.url);
   for (const [key, value] of Object.entries(config.params)) url.searchParams.set(key, value);
   url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
   if (config.to_param !== undefined && window.bounded) {
     url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
-  }
-  if (next.type === 'page') url.searchParams.set(next.param, cursor ?? '1');
-  else if ((next.type === 'cursor' || next.type === 'last_id') && cursor !== null) {
-    url.searchParams.set(next.param, cursor);
   }
   return url;
 }

@@ -29,6 +29,11 @@ export function parseTimestamp(
   value: unknown,
   format: TimestampFormat = 'auto',
 ): number | undefined {
+  // The common case first: the canonical ISO form, which no epoch string matches.
+  if (typeof value === 'string' && format !== 'unix' && format !== 'unix_ms') {
+    const canonical = canonicalUtc(value);
+    if (canonical !== undefined) return canonical;
+  }
   const epoch =
     typeof value === 'number'
       ? value
@@ -42,8 +47,6 @@ export function parseTimestamp(
     return Math.abs(epoch) < SECONDS_LIMIT ? Math.floor(epoch * 1000) : Math.floor(epoch);
   }
   if (typeof value !== 'string' || format === 'unix' || format === 'unix_ms') return undefined;
-  const canonical = canonicalUtc(value);
-  if (canonical !== undefined) return canonical;
   if (!ISO_8601.test(value)) return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : ms;
@@ -90,7 +93,23 @@ function canonicalUtc(text: string): number | undefined {
   // NaN (a character that is not a digit) fails every one of these.
   if (!(month >= 1 && month <= 12 && day >= 1 && day <= 28)) return undefined;
   if (!(hour <= 23 && minute <= 59 && second <= 59 && ms >= 0 && year >= 1000)) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  return daysFromCivil(year, month, day) * DAY + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+}
+
+const DAY = 86_400_000;
+
+/**
+ * Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil):
+ * integer arithmetic, where Date.UTC is a call into the runtime for every record.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const dayOfEra =
+    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 /** The precision of a time format's bounds, in ms: a window end must be sendable exactly. */

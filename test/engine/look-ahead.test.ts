@@ -140,3 +140,16 @@ describe('looking ahead one page while a page is delivered', () => {
     expect(h.store.read().checkpoint).toBe(START + run.records * 1000);
   });
 });
+
+describe('a page that repeats itself', () => {
+  it.each([
+    ['next to each other', updates(['a', 1], ['b', 2], ['b', 2], ['c', 3])],
+    ['apart, in a page otherwise in order', updates(['b', 2], ['a', 1], ['c', 3], ['b', 2])],
+    ['newest first', updates(['c', 3], ['b', 2], ['b', 2], ['a', 1])],
+  ])('delivers an (id, version) listed twice on one page once (%s)', async (_case, page) => {
+    const h = harness([page, updates(['d', 4])]);
+    const run = await runNow(h.engine);
+    expect(run.outcome).toBe('success');
+    expect([...h.delivered].sort()).toEqual(['a@1', 'b@2', 'c@3', 'd@4']);
+  });
+});
