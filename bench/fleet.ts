@@ -12,7 +12,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
 import { writeFormatted } from '../sim/write-formatted.ts';
-import { ADMIN, bundle, WEBHOOK_SECRET } from './workerd.ts';
+import { ADMIN, bundle, compatibility, WEBHOOK_SECRET } from './workerd.ts';
 
 const { values } = parseArgs({
   options: {
@@ -163,7 +163,7 @@ export async function fleet(): Promise<FleetFigures> {
           name: 'tidemark',
           modules: true,
           scriptPath: 'dist/bench/index.js',
-          compatibilityDate: '2026-11-01',
+          ...compatibility(),
           bindings: { POLLERS: '{}', ADMIN_TOKEN: ADMIN, STATUS_TOKEN: ADMIN, WEBHOOK_SECRET },
           durableObjects: {
             POLLER: { className: 'Poller', useSQLite: true },

@@ -24,7 +24,7 @@ const { values } = parseArgs({
     records: { type: 'string', default: '100000' },
     latency: { type: 'string', default: '20' },
     reps: { type: 'string', default: '3' },
-    'cpu-reps': { type: 'string', default: '7' },
+    'cpu-reps': { type: 'string', default: '15' },
     'row-runs': { type: 'string', default: '5' },
     million: { type: 'string', default: '1000000' },
     'million-reps': { type: 'string', default: '3' },
@@ -151,7 +151,9 @@ never retries. Both are warmed up (${thousands(10_000)} records each) before the
 with no latency, where they are cheap and the spread is widest; ${REPS} with latency), in
 alternating order (the bare loop first in odd repetitions, tidemark first in even ones); each
 tidemark repetition is a fresh poller. The ratio is the bare loop's time over tidemark's within
-each repetition: above 100%, tidemark is faster.
+each repetition: above 100%, tidemark is faster. The timed repetitions run with no V8 inspector
+attached (one slows every isolate, unevenly); the heap row comes from separate runs of a workerd
+with the inspector.
 
 | | no latency | ${LATENCY} ms per upstream and receiver call |
 | --- | ---: | ---: |
@@ -162,7 +164,7 @@ ${both('tidemark records/s (median)', (t) => thousands(perSecond(t.tidemarkMs)))
 ${both('bare loop records/s (median)', (t) => thousands(perSecond(t.bareMs)))}
 ${both('subrequests per 1,000 records (tidemark / bare loop)', (t) => `${fixed(1)(per1000(t.reps[0] ?? { subrequests: 0 }))} / ${fixed(1)(((t.reps[0]?.bareSubrequests ?? 0) / N) * 1000)}`)}
 ${both('rows written per 1,000 records, alarms included', (t) => showSpread(spread(t.reps.map((rep) => (rep.rowsWritten / N) * 1000)), fixed(2)))}
-${both("peak heap of tidemark's isolate during a run", (t) => showSpread(t.heapPeakMb, mb))}
+${both("peak heap of tidemark's isolate during a run (separate runs)", (t) => showSpread(t.heapPeakMb, mb))}
 
 Each repetition:
 

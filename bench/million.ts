@@ -33,7 +33,7 @@ export interface MillionWindow {
 }
 
 export async function millionWindow(records = 1_000_000): Promise<MillionWindow> {
-  const bench = await startBench({ million: benchPoller(0) }, records);
+  const bench = await startBench({ million: benchPoller(0) }, records, { inspector: true });
   try {
     await bench.harness('/reset');
     const heap = await heapOf('tidemark');

@@ -77,6 +77,7 @@ const records = Number(values.records);
 const bench = await startBench(
   { warm: benchPoller(0, {}, { total: '10000' }), profiled: benchPoller(0) },
   records,
+  { inspector: true },
 );
 mkdirSync(values.out, { recursive: true });
 try {

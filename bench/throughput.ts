@@ -3,6 +3,10 @@
  * in one workerd: after a warm-up of both, `reps` repetitions, the order alternating (bare
  * loop first in odd ones, tidemark first in even ones), each tidemark repetition a fresh
  * poller over the same records. The ratio is taken within each repetition.
+ *
+ * The timed repetitions run with no V8 inspector attached: one slows every isolate down, and
+ * unevenly (the same bare loop took from 0.8 to 1.5 s with one). tidemark's heap during a
+ * run is read afterwards, in `heapRuns` runs of a workerd that has the inspector.
  */
 import { heapOf } from './heap.ts';
 import { type Spread, spread } from './stats.ts';
@@ -14,7 +18,6 @@ export interface ThroughputRep {
   bareMs: number;
   /** The bare loop's time over tidemark's: above 1, tidemark is faster. */
   ratio: number;
-  heapPeakMb: number;
   subrequests: number;
   bareSubrequests: number;
   /** Rows and alarm writes the run's object persisted in its counters. */
@@ -39,16 +42,30 @@ const WARM_UP = 10_000;
 export async function throughput(
   records: number,
   plan: { latency: number; reps: number }[],
+  heapRuns = 3,
 ): Promise<Throughput[]> {
+  const timed = await timedReps(records, plan);
+  const heaps = await heapDuringRuns(records, plan, heapRuns);
+  return timed.map((result, i) => ({ ...result, ...(heaps[i] as HeapFigures) }));
+}
+
+interface HeapFigures {
+  heapPeakMb: Spread;
+  heapBeforeMb: number;
+}
+
+async function timedReps(
+  records: number,
+  plan: { latency: number; reps: number }[],
+): Promise<Omit<Throughput, keyof HeapFigures>[]> {
   const pollers: Record<string, unknown> = {};
   for (const { latency, reps } of plan) {
     pollers[`warm_${latency}`] = benchPoller(latency, {}, { total: String(WARM_UP) });
     for (let rep = 1; rep <= reps; rep += 1) pollers[`t_${latency}_${rep}`] = benchPoller(latency);
   }
   const bench = await startBench(pollers, records);
-  const heap = await heapOf('tidemark');
   try {
-    const results: Throughput[] = [];
+    const results: Omit<Throughput, keyof HeapFigures>[] = [];
     for (const { latency, reps } of plan) {
       // Warm-up: both load and JIT-compile their code before anything is timed.
       await bench.bareLoop(latency, WARM_UP);
@@ -56,7 +73,6 @@ export async function throughput(
       if ((warm.run?.outcome ?? warm.outcome) !== 'success') {
         throw new Error(`the warm-up run failed: ${JSON.stringify(warm)}`);
       }
-      const heapBeforeMb = await heap.used();
       const done: ThroughputRep[] = [];
       for (let rep = 1; rep <= reps; rep += 1) {
         const first = rep % 2 === 1 ? 'bare loop' : 'tidemark';
@@ -74,11 +90,9 @@ export async function throughput(
         const tidemarkRun = async () => {
           const name = `t_${latency}_${rep}`;
           await bench.harness('/reset');
-          const watch = heap.watch();
           const started = performance.now();
           const reply = await bench.run(name);
           const ms = performance.now() - started;
-          const heapPeakMb = await watch.stop();
           const counters = await bench.harness('/counters');
           const outcome = reply.run?.outcome ?? reply.outcome;
           if (outcome !== 'success' || counters.records !== records) {
@@ -87,7 +101,6 @@ export async function throughput(
           const stats = await bench.storageStats(name);
           return {
             ms,
-            heapPeakMb,
             subrequests: (counters.pages ?? 0) + (counters.posts ?? 0),
             rowsWritten: stats.rowsWritten + stats.alarmWrites,
           };
@@ -100,7 +113,6 @@ export async function throughput(
           tidemarkMs: Math.round(ours.ms),
           bareMs: Math.round(bareAfter.ms),
           ratio: bareAfter.ms / ours.ms,
-          heapPeakMb: ours.heapPeakMb,
           subrequests: ours.subrequests,
           bareSubrequests: bareAfter.subrequests,
           rowsWritten: ours.rowsWritten,
@@ -116,11 +128,44 @@ export async function throughput(
         ratio: spread(done.map((rep) => rep.ratio)),
         tidemarkMs: spread(done.map((rep) => rep.tidemarkMs)),
         bareMs: spread(done.map((rep) => rep.bareMs)),
-        heapPeakMb: spread(done.map((rep) => rep.heapPeakMb)),
-        heapBeforeMb,
       });
     }
     return results;
+  } finally {
+    await bench.mf.dispose();
+  }
+}
+
+/** tidemark's heap before a run and at its peak during it, `runs` runs per latency. */
+async function heapDuringRuns(
+  records: number,
+  plan: { latency: number }[],
+  runs: number,
+): Promise<HeapFigures[]> {
+  const pollers: Record<string, unknown> = {};
+  for (const { latency } of plan) {
+    pollers[`warm_${latency}`] = benchPoller(latency, {}, { total: String(WARM_UP) });
+    for (let run = 1; run <= runs; run += 1) pollers[`h_${latency}_${run}`] = benchPoller(latency);
+  }
+  const bench = await startBench(pollers, records, { inspector: true });
+  const heap = await heapOf('tidemark');
+  try {
+    const figures: HeapFigures[] = [];
+    for (const { latency } of plan) {
+      await bench.run(`warm_${latency}`);
+      const heapBeforeMb = await heap.used();
+      const peaks: number[] = [];
+      for (let run = 1; run <= runs; run += 1) {
+        const watch = heap.watch();
+        const reply = await bench.run(`h_${latency}_${run}`);
+        peaks.push(await watch.stop());
+        if ((reply.run?.outcome ?? reply.outcome) !== 'success') {
+          throw new Error(`a run did not deliver every record: ${JSON.stringify(reply)}`);
+        }
+      }
+      figures.push({ heapPeakMb: spread(peaks), heapBeforeMb });
+    }
+    return figures;
   } finally {
     heap.close();
     await bench.mf.dispose();

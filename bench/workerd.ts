@@ -12,6 +12,16 @@ export const WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const BASE = Date.parse('2026-01-01T00:00:00Z');
 export const INSPECTOR_PORT = 9_339;
 
+/** tidemark's compatibility date and flags, as wrangler.toml sets them for a deploy. */
+export function compatibility(): { compatibilityDate: string; compatibilityFlags: string[] } {
+  const toml = readFileSync('wrangler.toml', 'utf8');
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (date === undefined) throw new Error('wrangler.toml has no compatibility_date');
+  // A TOML array of double-quoted strings reads as JSON.
+  const flags = /^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(toml)?.[1];
+  return { compatibilityDate: date, compatibilityFlags: flags ? JSON.parse(flags) : [] };
+}
+
 /** Bundles the Worker once, as a deploy would. */
 export function bundle(): void {
   const build = spawnSync(
@@ -103,14 +113,22 @@ export interface Bench {
   pid: number;
 }
 
-/** Starts tidemark, the harness and the bare loop with these pollers and upstream records. */
-export async function startBench(pollers: Record<string, unknown>, records: number) {
+/**
+ * Starts tidemark, the harness and the bare loop with these pollers and upstream records.
+ * With `inspector`, every isolate can be reached through the V8 inspector (heap, profiles):
+ * it slows every isolate down, unevenly, so timed runs go without it.
+ */
+export async function startBench(
+  pollers: Record<string, unknown>,
+  records: number,
+  { inspector = false }: { inspector?: boolean } = {},
+) {
   const before = new Set(childPids());
   const mf = new Miniflare(
     // The classic (v4) option shape, converted to Miniflare 5's.
     convertV4MiniflareOptions({
       // The V8 inspector of each isolate: the bench reads tidemark's heap through it.
-      inspectorPort: INSPECTOR_PORT,
+      ...(inspector ? { inspectorPort: INSPECTOR_PORT } : {}),
       // The runs' log lines are for operators; errors and warnings still show.
       handleStructuredLogs: (log) => {
         if (log.level === 'error' || log.level === 'warn') console.error(log.message);
@@ -120,7 +138,7 @@ export async function startBench(pollers: Record<string, unknown>, records: numb
           name: 'tidemark',
           modules: true,
           scriptPath: 'dist/bench/index.js',
-          compatibilityDate: '2026-11-01',
+          ...compatibility(),
           bindings: { POLLERS: JSON.stringify(pollers), ADMIN_TOKEN: ADMIN, WEBHOOK_SECRET },
           durableObjects: {
             POLLER: { className: 'Poller', useSQLite: true },
