@@ -30,9 +30,11 @@ export async function readBody(
   const bytes = byteReader(response.body);
   const chunks = bytes === null ? response.body.getReader() : null;
   // One race with the deadline for the whole body, not one per chunk.
+  // A compressed body's declared length is that of its compressed bytes: no size hint.
+  const hint = response.headers.has('content-encoding') ? Number.NaN : declared;
   const reading = chunks
     ? readChunks(chunks, limit)
-    : readBlocks(bytes as ReadableStreamBYOBReader, limit, declared);
+    : readBlocks(bytes as ReadableStreamBYOBReader, limit, hint);
   const read = await Promise.race([reading, deadline.expired]);
   if (read === TIMED_OUT) {
     await (bytes ?? chunks)?.cancel().catch(() => undefined);
@@ -68,8 +70,10 @@ const KEPT_BLOCK = 1024 * 1024;
 let spare: ArrayBuffer | null = null;
 
 function firstBlock(limit: number, declared: number): Uint8Array<ArrayBuffer> {
-  // A declared length is a good guess of the size (one more byte shows the end), not a bound.
-  const wanted = Math.min(limit + 1, declared >= 0 ? declared + 1 : FIRST_BLOCK);
+  // A declared length is a good guess of the size (one more byte shows the end), not a bound,
+  // and not trusted with a large allocation: a larger body grows its blocks as it arrives.
+  const guess = declared >= 0 ? Math.min(declared + 1, KEPT_BLOCK) : FIRST_BLOCK;
+  const wanted = Math.min(limit + 1, guess);
   const kept = spare;
   spare = null;
   if (kept !== null && kept.byteLength >= wanted) {
@@ -96,6 +100,8 @@ async function readBlocks(
       const wanted = block.byteLength;
       const chunk = await reader.readAtLeast(wanted, block);
       const value = chunk.value;
+      // An empty body gives its block back at once.
+      if (value && value.byteLength === 0 && blocks.length === 0) keep(value.buffer);
       if (value && value.byteLength > 0) {
         blocks.push(value);
         size += value.byteLength;

@@ -272,7 +272,7 @@ describe('response bodies', () => {
   it('bodies read one after another are each exactly themselves, whatever the one before', async () => {
     // The block a body was read into is kept for the next: a shorter body must not carry
     // the longer one's bytes, and a body that fills a block exactly must not be cut.
-    const bodies = ['a'.repeat(70_000), 'short', 'é'.repeat(40_000), '', 'b'.repeat(65_536), '☕'];
+    const bodies = ['a'.repeat(70_000), 'short', 'é'.repeat(40_000), 'b'.repeat(65_536), '☕', ''];
     for (const body of bodies) {
       const deadline = startDeadline(5_000);
       try {
@@ -284,6 +284,35 @@ describe('response bodies', () => {
         deadline.clear();
       }
     }
+  });
+
+  it('a body that declares more than max_body is refused before any of it is read', async () => {
+    const poller = newPoller('capped'); // max_body 2KB
+    const start = Date.now() - MINUTE;
+    await poller.setCheckpoint(start);
+    let pulled = 0;
+    upstream.respondOnce(
+      () =>
+        new Response(
+          new ReadableStream({
+            type: 'bytes',
+            pull(controller) {
+              pulled += 1;
+              controller.enqueue(new TextEncoder().encode('{"sessions":[]}'));
+              controller.close();
+            },
+          }),
+          { headers: { 'content-length': '5000' } },
+        ),
+    );
+
+    await poller.tick();
+
+    expect((await poller.status()).last_run?.error).toContain(
+      'the body is larger than source.max_body (2048 bytes)',
+    );
+    expect(pulled).toBe(0);
+    expect(await poller.checkpoint()).toBe(start);
   });
 
   it('a compressed body that declares more than max_body but decodes within it is read', async () => {
