@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { BOUNDARY_POLLERS } from './test/support/boundary-pollers.ts';
+import { TEST_FLEET_POLICY } from './test/support/fleet-policy.ts';
 import { testNetwork } from './test/support/network.ts';
 import { TEST_POLLERS, TEST_SECRETS } from './test/support/pollers.ts';
 
@@ -24,6 +25,7 @@ export default defineConfig(async () => {
                 bindings: {
                   ...TEST_SECRETS,
                   POLLERS: JSON.stringify({ ...TEST_POLLERS, ...BOUNDARY_POLLERS }),
+                  FLEET_POLICY: JSON.stringify(TEST_FLEET_POLICY),
                   TEST_MIGRATIONS: migrations,
                   DEMO_ERROR_RATE: '0',
                 },

@@ -164,7 +164,14 @@ export async function fleet(): Promise<FleetFigures> {
           modules: true,
           scriptPath: 'dist/bench/index.js',
           ...compatibility(),
-          bindings: { POLLERS: '{}', ADMIN_TOKEN: ADMIN, STATUS_TOKEN: ADMIN, WEBHOOK_SECRET },
+          bindings: {
+            POLLERS: '{}',
+            ADMIN_TOKEN: ADMIN,
+            STATUS_TOKEN: ADMIN,
+            WEBHOOK_SECRET,
+            // What the benchmark's runtime pollers reach: the harness, by service binding.
+            FLEET_POLICY: JSON.stringify({ env: ['WEBHOOK_SECRET'], bindings: ['UPSTREAM'] }),
+          },
           durableObjects: {
             POLLER: { className: 'Poller', useSQLite: true },
             DEMO_UPSTREAM: { className: 'DemoUpstream', useSQLite: true },

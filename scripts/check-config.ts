@@ -7,6 +7,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { unstable_readConfig } from 'wrangler';
+import { readFleetPolicy } from '../src/config/fleet-policy.ts';
+import { referencedNames } from '../src/config/interpolate.ts';
 import { loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
 import { parseDevVars } from './dev-vars.ts';
 
@@ -42,7 +44,6 @@ export interface CheckResult {
 
 /** The D1 id the committed wrangler.toml carries for the demo: fine locally, not on Cloudflare. */
 const PLACEHOLDER_ID = /^0{8}-0{4}-0{4}-0{4}-0{12}$/;
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** Validates one environment of a wrangler config. Never throws: problems come back as lines. */
 export function checkConfig(options: CheckOptions = {}): CheckResult {
@@ -93,6 +94,11 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
     ...loaded.pollers.flatMap((entry) => (entry.ok ? [] : entry.errors)),
   );
   result.secrets = secretsNeeded(vars);
+  // A FLEET_POLICY the Worker would refuse fails every runtime poller (closed): said now.
+  if (vars.FLEET_POLICY !== undefined) {
+    const policy = readFleetPolicy(vars.FLEET_POLICY);
+    if (!policy.ok) result.errors.push(`${where}: ${policy.error}`);
+  }
   for (const db of config.d1_databases) {
     if (!PLACEHOLDER_ID.test(db.database_id ?? '')) continue;
     const message =
@@ -135,18 +141,11 @@ function secretsNeeded(vars: Record<string, unknown>): SecretNeed[] {
   need('SECRETS_KEY', 'per-poller secrets stored through the API', true);
   const table = readPollersTable(vars.POLLERS);
   for (const [poller, raw] of table.ok ? Object.entries(table.pollers) : []) {
-    for (const name of references(raw)) {
+    for (const name of referencedNames(raw)) {
       if (!(name in vars)) need(name, `poller ${poller}`);
     }
   }
   return [...needs.values()];
-}
-
-function references(value: unknown): string[] {
-  if (typeof value === 'string')
-    return [...value.matchAll(REFERENCE)].map((match) => match[1] ?? '');
-  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(references);
-  return [];
 }
 
 /** The local secrets `wrangler dev --env <name>` reads: .dev.vars.<name>, else .dev.vars. */

@@ -13,6 +13,24 @@ export const SIGNING_SECRET_PLACEHOLDER = 'whsec_change-me';
  */
 const PUBLISHED_SECRETS = new Set(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
 
+/**
+ * What a runtime poller (PUT /pollers/:name) may reach under `npm start`, where no
+ * FLEET_POLICY is deployed: the Worker's WEBHOOK_SECRET (the README's fleet examples sign with
+ * it), the delivery queue and the demo's handler, any public https host. Passed as `--var`,
+ * never in wrangler.toml's deployed [vars]; a FLEET_POLICY line in .dev.vars replaces it.
+ */
+export const LOCAL_FLEET_POLICY = {
+  env: ['WEBHOOK_SECRET'],
+  bindings: ['DELIVERY_QUEUE'],
+  handlers: ['demo-sessions'],
+};
+
+/** The `wrangler dev` arguments that give it the local FLEET_POLICY, unless .dev.vars has one. */
+export function localPolicyArgs(devVars: Record<string, string>): string[] {
+  if (devVars.FLEET_POLICY !== undefined) return [];
+  return ['--var', `FLEET_POLICY:${JSON.stringify(LOCAL_FLEET_POLICY)}`];
+}
+
 export type RandomBytes = (count: number) => Uint8Array;
 
 const cryptoRandom: RandomBytes = (count) => crypto.getRandomValues(new Uint8Array(count));

@@ -14,7 +14,7 @@ import { Cron } from 'croner';
 import { scheduleOf } from '../src/config/schedule.ts';
 import { checkConfig } from './check-config.ts';
 import { createDevOutputFilter } from './dev-output.ts';
-import { fillDevVars, parseDevVars } from './dev-vars.ts';
+import { fillDevVars, localPolicyArgs, parseDevVars } from './dev-vars.ts';
 import { portProblem } from './port.ts';
 import { superviseGroup } from './process-group.ts';
 
@@ -120,7 +120,17 @@ async function main(): Promise<void> {
 
   const quiet = VERBOSE ? [] : ['--log-level', 'log'];
   // --test-scheduled: crons are fired (by us), so no warning that they are not.
-  const args = ['dev', '--port', String(PORT), '--ip', HOST, '--test-scheduled', ...quiet];
+  const args = [
+    'dev',
+    '--port',
+    String(PORT),
+    '--ip',
+    HOST,
+    '--test-scheduled',
+    // What runtime pollers may reach locally (README, "What a runtime config may reach").
+    ...localPolicyArgs(secrets),
+    ...quiet,
+  ];
   const dev = superviseGroup(process.execPath, [WRANGLER, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },

@@ -17,16 +17,36 @@ export interface Deadline {
 /** What `expired` resolves to, so a race can tell the deadline from the work. */
 export const TIMED_OUT = Symbol('timed out');
 
-export function startDeadline(ms: number): Deadline {
+/** A deadline of `ms`; one that `cancel` aborts comes at once (work no longer wanted). */
+export function startDeadline(ms: number, cancel?: AbortSignal): Deadline {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let stop = () => {};
   const expired = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort(new DOMException(`timed out after ${formatDuration(ms)}`, 'TimeoutError'));
+    const end = (reason: unknown) => {
+      clearTimeout(timer);
+      controller.abort(reason);
       resolve(TIMED_OUT);
-    }, ms);
+    };
+    timer = setTimeout(
+      () => end(new DOMException(`timed out after ${formatDuration(ms)}`, 'TimeoutError')),
+      ms,
+    );
+    if (cancel) {
+      const onCancel = () => end(cancel.reason);
+      if (cancel.aborted) onCancel();
+      else cancel.addEventListener('abort', onCancel, { once: true });
+      stop = () => cancel.removeEventListener('abort', onCancel);
+    }
   });
-  return { signal: controller.signal, expired, clear: () => clearTimeout(timer) };
+  return {
+    signal: controller.signal,
+    expired,
+    clear: () => {
+      clearTimeout(timer);
+      stop();
+    },
+  };
 }
 
 /** How work under a deadline went: its value, or the deadline came first. */

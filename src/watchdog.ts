@@ -1,6 +1,6 @@
 import { pollerObject, staticPollers } from './catalog.ts';
-import { deletePoller, syncStatic } from './http/routes/fleet.ts';
-import { type RegistryEntry, registryOf } from './registry/registry.ts';
+import { deletePoller, pushConfig, syncStatic } from './fleet/lifecycle.ts';
+import { registryOf, type WatchdogEntry } from './registry/registry.ts';
 
 /** Runtime pollers visited per tick unless WATCHDOG_SLICE says otherwise. */
 export const DEFAULT_SLICE = 200;
@@ -55,25 +55,19 @@ export async function watchdog(env: Env, now = Date.now()): Promise<WatchdogRepo
 async function visit(
   env: Env,
   name: string,
-  entry: RegistryEntry | null,
+  entry: WatchdogEntry | null,
   report: WatchdogReport,
 ): Promise<void> {
   report.visited += 1;
   try {
-    const object = pollerObject(env, name);
-    // A runtime poller whose object runs an older config than the registry's gets it again.
-    if (entry?.config != null) {
-      const seen = await object.ensureScheduled(name);
-      if (seen.version !== entry.version) {
-        await object.configure(name, entry.config, entry.version);
-        report.repaired.push(name);
-        return;
-      }
-      if (!seen.ok) report.misconfigured.push(name);
-      else if (seen.repaired) report.repaired.push(name);
+    const seen = await pollerObject(env, name).ensureScheduled(name, entry);
+    if (!seen.ok && seen.stale) {
+      // The object does not run what the registry issued (a push a crash cut short): it gets
+      // the config as the registry has it now, read at this moment, so a name deleted since
+      // the slice was read is not pushed back (and its object refuses it anyway, R14).
+      if (await repush(env, name)) report.repaired.push(name);
       return;
     }
-    const seen = await object.ensureScheduled(name);
     if (!seen.ok) report.misconfigured.push(name);
     else if (seen.repaired) report.repaired.push(name);
   } catch (error) {
@@ -82,16 +76,22 @@ async function visit(
   }
 }
 
+/** Pushes the config the registry issues now; false when it issues none (deleted meanwhile). */
+async function repush(env: Env, name: string): Promise<boolean> {
+  const issued = await registryOf(env).issued(name);
+  if (issued === null) return false;
+  return (await pushConfig(env, name, issued)).outcome === 'configured';
+}
+
 /** Finishes what a crash interrupted: a config not yet in its object, or an erase. */
-async function finishStuck(env: Env, entry: RegistryEntry, report: WatchdogReport): Promise<void> {
+async function finishStuck(env: Env, entry: WatchdogEntry, report: WatchdogReport): Promise<void> {
   try {
     if (entry.phase === 'deleting') {
       await deletePoller(env, entry.name, { finished_by: 'watchdog' });
-    } else if (entry.phase === 'configuring' && entry.config !== null) {
-      await pollerObject(env, entry.name).configure(entry.name, entry.config, entry.version);
-      await registryOf(env).activate(entry.name, entry.version, Date.now());
+      report.repaired.push(entry.name);
+    } else if (entry.phase === 'configuring' && (await repush(env, entry.name))) {
+      report.repaired.push(entry.name);
     }
-    report.repaired.push(entry.name);
   } catch (error) {
     report.failed.push(entry.name);
     console.log(

@@ -1,8 +1,15 @@
 /** The keys that seal per-poller secrets: never interpolated into a request. */
 const KEYS_NEVER_SENT = new Set(['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']);
 
-/** `${NAME}` references to a secret or var inside a config string. */
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/**
+ * `${NAME}`, a reference to a secret or var inside a config string, or `$${`, which writes a
+ * literal `${` (so a URL or header can hold one). Scanned left to right in one pass, so a
+ * value that came from a reference is never read again.
+ */
+const TOKEN = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Top-level keys that are data, never interpolated: labels are shown and filtered as written. */
+const DATA_KEYS: ReadonlySet<string> = new Set(['labels']);
 
 /** One `${NAME}` and the value it stood for. */
 export interface Reference {
@@ -20,51 +27,97 @@ export interface Interpolated {
   errors: string[];
 }
 
+/** Who may use which `${NAME}`, and how to set one that is missing. */
+export interface InterpolateOptions {
+  /** Why `name` may not be used at all here (checked before it is looked up), or undefined. */
+  refuse?: (name: string) => string | undefined;
+  /** How to set a `name` that is not set, for its error. */
+  unsetHint?: (name: string) => string;
+}
+
+const workerHint = (name: string) =>
+  `run \`wrangler secret put ${name}\`, or add it to .dev.vars locally`;
+
 /**
- * Replaces every `${NAME}` in the strings of `raw` with `env[NAME]`. A missing or non-string
- * variable is an error naming the variable and the key, so a typo never reaches the upstream.
+ * Replaces every `${NAME}` in the strings of `raw` with `env[NAME]`, and every `$${` with
+ * `${`. A missing or non-string variable is an error naming the variable and the key, so a
+ * typo never reaches the upstream. `labels` stay as written.
  */
-export function interpolate(raw: unknown, env: Record<string, unknown>, path = ''): Interpolated {
+export function interpolate(
+  raw: unknown,
+  env: Record<string, unknown>,
+  options: InterpolateOptions = {},
+): Interpolated {
   const secrets: string[] = [];
   const references: Reference[] = [];
   const errors: string[] = [];
-  const walk = (node: unknown, at: string): unknown => {
-    if (typeof node === 'string') {
-      return node.replace(REFERENCE, (whole, name: string) => {
-        if (KEYS_NEVER_SENT.has(name)) {
-          errors.push(
-            `${at}: \${${name}} cannot be used in a config: it would send the key that seals every poller's secrets`,
-          );
-          return whole;
-        }
-        const value = env[name];
-        if (typeof value !== 'string' || value === '') {
-          errors.push(
-            `${at}: \${${name}} is not set (run \`wrangler secret put ${name}\`, or add it to .dev.vars locally)`,
-          );
-          return whole;
-        }
-        secrets.push(value);
-        if (!references.some((reference) => reference.name === name)) {
-          references.push({ name, value });
-        }
-        return value;
-      });
-    }
-    if (Array.isArray(node)) return node.map((item, index) => walk(item, `${at}[${index}]`));
-    if (node !== null && typeof node === 'object') {
-      return Object.fromEntries(
-        Object.entries(node).map(([key, item]) => [key, walk(item, at ? `${at}.${key}` : key)]),
-      );
-    }
-    return node;
-  };
-  return { value: walk(raw, path), secrets, references, errors };
+  const unsetHint = options.unsetHint ?? workerHint;
+  const value = mapStrings(raw, (text, at) =>
+    text.replace(TOKEN, (whole, name: string | undefined) => {
+      if (name === undefined) return '${';
+      const refused =
+        options.refuse?.(name) ??
+        (KEYS_NEVER_SENT.has(name)
+          ? "it would send the key that seals every poller's secrets"
+          : undefined);
+      if (refused !== undefined) {
+        errors.push(`${at}: \${${name}} cannot be used in a config: ${refused}`);
+        return whole;
+      }
+      const found = env[name];
+      if (typeof found !== 'string' || found === '') {
+        errors.push(`${at}: \${${name}} is not set (${unsetHint(name)})`);
+        return whole;
+      }
+      secrets.push(found);
+      if (!references.some((reference) => reference.name === name)) {
+        references.push({ name, value: found });
+      }
+      return found;
+    }),
+  );
+  return { value, secrets, references, errors };
+}
+
+/**
+ * The names the strings of `raw` use as `${NAME}`, each once, in order of first use (a `$${`
+ * is no reference, and `labels` are data): what `interpolate` would look up. `path` is where
+ * `raw` sits in a poller's config, for a part of one.
+ */
+export function referencedNames(raw: unknown, path = ''): string[] {
+  const names = new Set<string>();
+  mapStrings(
+    raw,
+    (text) => {
+      for (const match of text.matchAll(TOKEN)) if (match[1] !== undefined) names.add(match[1]);
+      return text;
+    },
+    path,
+  );
+  return [...names];
+}
+
+/** A copy of `node` with `change` applied to each string, given its key; labels untouched. */
+function mapStrings(node: unknown, change: (text: string, at: string) => string, at = ''): unknown {
+  if (typeof node === 'string') return change(node, at);
+  if (Array.isArray(node))
+    return node.map((item, index) => mapStrings(item, change, `${at}[${index}]`));
+  if (node !== null && typeof node === 'object') {
+    return Object.fromEntries(
+      Object.entries(node).map(([key, item]) => {
+        if (at === '' && DATA_KEYS.has(key)) return [key, item];
+        return [key, mapStrings(item, change, at ? `${at}.${key}` : key)];
+      }),
+    );
+  }
+  return node;
 }
 
 /**
  * Text as its template: each secret value back to the `${NAME}` it came from (longest first,
- * as written and as URL-encoded). For config error messages, which echo what they were given.
+ * as written and as URL-encoded), and a literal `${NAME}` (written `$${NAME}`) escaped again.
+ * For config error messages, which echo what they were given; applying it twice changes
+ * nothing more.
  */
 export function asTemplate(text: string, references: readonly Reference[]): string {
   let out = text;
@@ -75,14 +128,17 @@ export function asTemplate(text: string, references: readonly Reference[]): stri
       out = out.split(form).join(`\${${name}}`);
     }
   }
-  return out;
+  // Escaped after the values are gone, so no part of a secret is ever kept from matching.
+  const names = new Set(references.map((reference) => reference.name));
+  return escapeLiterals(out, names);
 }
 
 /**
  * Builds text from the config's template instead of its values: `raw` is interpolated with a
  * token per `${NAME}` (letters and digits only, so no URL encoding or case folding changes it),
- * `build` makes the text (a URL, say), and each token becomes `${NAME}` again. No encoding
- * of a secret value can then leak, because the value was never there.
+ * `build` makes the text (a URL, say), and each token becomes `${NAME}` again, while a literal
+ * `${NAME}` (written `$${NAME}`) is shown escaped: a `${NAME}` shown is always a secret. No
+ * encoding of a secret value can then leak, because the value was never there.
  */
 export function fromTemplate<T>(
   raw: unknown,
@@ -96,8 +152,18 @@ export function fromTemplate<T>(
   const env = Object.fromEntries(tokens.map(({ name, token }) => [name, token]));
   const value = build(interpolate(raw, env).value);
   const show = (text: string) =>
-    tokens.reduce((out, { name, token }) => out.split(token).join(`\${${name}}`), text);
+    tokens.reduce(
+      (out, { name, token }) => out.split(token).join(`\${${name}}`),
+      escapeLiterals(text, new Set()),
+    );
   return { value, show };
+}
+
+/** Each `${NAME}` that is not one of `references` written as `$${NAME}`; a `$${` stays. */
+function escapeLiterals(text: string, references: ReadonlySet<string>): string {
+  return text.replace(TOKEN, (whole, name: string | undefined) =>
+    name === undefined || references.has(name) ? whole : `$${whole}`,
+  );
 }
 
 /**

@@ -1,7 +1,13 @@
 import type * as z from 'zod';
 import { describeIssue } from './describe-issue.ts';
-import { asTemplate, interpolate, type Reference } from './interpolate.ts';
+import { asTemplate, type InterpolateOptions, interpolate, type Reference } from './interpolate.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
+
+/** How a config is read beyond its schema: who may use which `${NAME}`, and what else to check. */
+export interface LoadOptions extends InterpolateOptions {
+  /** Problems of a config that fits the schema (a runtime poller's FLEET_POLICY), each naming its key. */
+  check?: (config: PollerConfig) => string[];
+}
 
 /** A poller name becomes a Durable Object name, a URL segment and part of idempotency keys. */
 const POLLER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -60,7 +66,12 @@ export function readPollersTable(
 }
 
 /** Validates one poller; every error names the poller and the key. */
-export function loadPoller(name: string, raw: unknown, env: Record<string, unknown>): PollerEntry {
+export function loadPoller(
+  name: string,
+  raw: unknown,
+  env: Record<string, unknown>,
+  options: LoadOptions = {},
+): PollerEntry {
   const prefix = (path: string) => `poller "${name}": ${path}`;
   const hint = shallowHint(raw);
   if (!POLLER_NAME.test(name)) {
@@ -73,12 +84,17 @@ export function loadPoller(name: string, raw: unknown, env: Record<string, unkno
       ],
     };
   }
-  const interpolated = interpolate(raw, env);
+  const interpolated = interpolate(raw, env, options);
   const parsed = pollerSchema.safeParse(interpolated.value);
   const errors = interpolated.errors.map(prefix);
+  const { references } = interpolated;
   // Messages echo what they were given: shown as written (`${NAME}`), never the secret value.
+  if (parsed.success && options.check) {
+    errors.push(
+      ...options.check(parsed.data).map((problem) => prefix(asTemplate(problem, references))),
+    );
+  }
   if (!parsed.success) {
-    const { references } = interpolated;
     errors.push(
       ...allIssues(interpolated.value).map((issue) =>
         prefix(asTemplate(describeIssue(issue, pollerSchema, references), references)),
@@ -86,7 +102,7 @@ export function loadPoller(name: string, raw: unknown, env: Record<string, unkno
     );
   }
   if (parsed.success && errors.length === 0) {
-    const { secrets, references } = interpolated;
+    const { secrets } = interpolated;
     return { name, ok: true, config: parsed.data, secrets, references, raw };
   }
   return { name, ok: false, errors, ...hint };

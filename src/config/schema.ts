@@ -4,6 +4,9 @@ import { cronProblem } from './schedule.ts';
 import { parseSize } from './size.ts';
 
 /** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
+/** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
+export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
   if (ms === undefined) {
@@ -173,7 +176,7 @@ export const pollerSchema = z
     /** Free-form labels (e.g. { tenant = "acme" }) for filtering lists, the dashboard and metrics (default none). */
     labels: z
       .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'label names are letters, digits and _'),
+        z.string().regex(LABEL_KEY, 'label names are letters, digits and _'),
         z.string().max(256),
       )
       .refine((labels) => Object.keys(labels).length <= 16, 'at most 16 labels')

@@ -10,6 +10,16 @@ import { WebhookDeliverer } from './webhook.ts';
 
 export type DelivererOrError = { ok: true; deliverer: Deliverer } | { ok: false; error: string };
 
+/** Which life of the poller sends (R14). */
+export interface Sender {
+  /** The runtime incarnation (0 for a static poller): queue messages carry it. */
+  incarnation: number;
+  /** Called right before each send (a request, a sendBatch, a handler call): throws once the life ended. */
+  check: () => void;
+}
+
+const ALWAYS: Sender = { incarnation: 0, check: () => {} };
+
 /** Builds the deliverer a poller's `deliver` table asks for, or says what is missing. */
 export function createDeliverer(
   poller: string,
@@ -18,14 +28,20 @@ export function createDeliverer(
   fetcher: HttpFetch,
   secrets: readonly string[],
   now: () => number,
+  sender: Sender = ALWAYS,
 ): DelivererOrError {
+  const gate = sender.check;
   switch (config.type) {
     case 'webhook': {
       const secretProblem = signingSecretProblem(config.secret);
       if (secretProblem !== undefined) {
         return { ok: false, error: `deliver.secret: ${secretProblem}` };
       }
-      return { ok: true, deliverer: new WebhookDeliverer(poller, config, fetcher, secrets, now) };
+      const gated: HttpFetch = (request) => {
+        gate();
+        return fetcher(request);
+      };
+      return { ok: true, deliverer: new WebhookDeliverer(poller, config, gated, secrets, now) };
     }
     case 'queue': {
       const queue = (env as unknown as Record<string, unknown>)[config.binding];
@@ -42,7 +58,18 @@ export function createDeliverer(
       if (!consumer.ok) return consumer;
       return {
         ok: true,
-        deliverer: new QueueDeliverer(poller, config.binding, queue, config.timeout),
+        deliverer: new QueueDeliverer(
+          poller,
+          config.binding,
+          {
+            sendBatch: (messages) => {
+              gate();
+              return queue.sendBatch(messages);
+            },
+          },
+          config.timeout,
+          sender.incarnation,
+        ),
       };
     }
     case 'handler': {
@@ -53,7 +80,10 @@ export function createDeliverer(
         deliverer: new HandlerDeliverer(
           poller,
           config.name,
-          found.handler,
+          (record, context) => {
+            gate();
+            return found.handler(record, context);
+          },
           env,
           secrets,
           config.timeout,

@@ -1,12 +1,19 @@
 import * as z from 'zod';
+import {
+  type CatalogEntry,
+  findPoller,
+  type PollerSettings,
+  pollerObject,
+  pollerSettings,
+} from '../catalog.ts';
 import { redact } from '../config/interpolate.ts';
-import { loadPoller, readPollersTable } from '../config/load.ts';
 import { withDeadline } from '../deadline.ts';
 import { backoffDelay } from '../engine/backoff.ts';
 import { findHandler } from './index.ts';
 
 const messageBody = z.object({
   poller: z.string(),
+  incarnation: z.number().int().optional(),
   id: z.string(),
   version: z.string(),
   idempotency_key: z.string(),
@@ -21,7 +28,16 @@ const messageBody = z.object({
  */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   if (batch.queue.endsWith('-dlq')) return keepDeadLetters(batch, env);
-  const table = readPollersTable(env.POLLERS);
+  // Each poller of the batch looked up once, static or runtime, through the catalog.
+  const settings = new Map<string, Promise<PollerSettings>>();
+  const settingsOf = (poller: string) => {
+    let found = settings.get(poller);
+    if (found === undefined) {
+      found = pollerSettings(env, poller);
+      settings.set(poller, found);
+    }
+    return found;
+  };
   for (const message of batch.messages) {
     const retry = (error: string) => retryLater(batch.queue, message, error);
     const parsed = messageBody.safeParse(message.body);
@@ -30,12 +46,14 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
       continue;
     }
     const body = parsed.data;
-    const raw = table.ok ? table.pollers[body.poller] : undefined;
-    const entry =
-      raw === undefined
-        ? undefined
-        : loadPoller(body.poller, raw, env as unknown as Record<string, unknown>);
-    if (!entry?.ok) {
+    const entry = await settingsOf(body.poller);
+    if (isGone(entry.entry, body.incarnation)) {
+      // R14: its poller was deleted (and maybe created again): nothing of a deleted poller is
+      // delivered once DELETE has answered.
+      drop(batch.queue, message, `poller "${body.poller}" was deleted`);
+      continue;
+    }
+    if (!entry.ok) {
       retry(`poller "${body.poller}" is not configured (or its config has errors)`);
       continue;
     }
@@ -66,6 +84,12 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
   }
 }
 
+/** A message whose poller is gone: no such poller now, or another incarnation of its name. */
+function isGone(entry: CatalogEntry | null, incarnation: number | undefined): boolean {
+  if (entry === null) return true;
+  return incarnation !== undefined && entry.kind === 'runtime' && entry.incarnation !== incarnation;
+}
+
 /**
  * The dead-letter queue of the deliveries (a queue whose name ends in "-dlq"): each message
  * the consumer gave up on becomes a dead letter of its poller, shown in status and
@@ -84,7 +108,11 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
     }
     const body = parsed.data;
     try {
-      await env.POLLER.get(env.POLLER.idFromName(body.poller)).queueDeadLetter(body.poller, {
+      if (isGone(await findPoller(env, body.poller), body.incarnation)) {
+        drop(batch.queue, message, `poller "${body.poller}" was deleted`);
+        continue;
+      }
+      await pollerObject(env, body.poller).queueDeadLetter(body.poller, {
         key: body.idempotency_key,
         id: body.id,
         version: body.version,
@@ -98,6 +126,12 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
       retryLater(batch.queue, message, `storing the dead letter failed: ${reason}`);
     }
   }
+}
+
+/** Acks a message that has nowhere to go, and says so in the log. */
+function drop(queue: string, message: Message<unknown>, reason: string): void {
+  console.log(JSON.stringify({ event: 'queue_dropped', queue, message: message.id, reason }));
+  message.ack();
 }
 
 /** Retries a message after a backoff that grows with its attempts, and logs why. */

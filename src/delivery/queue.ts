@@ -5,6 +5,8 @@ import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 /** The body of one queue message. */
 export interface QueueMessageBody {
   poller: string;
+  /** A runtime poller's incarnation (R14): the consumer drops what a deleted one sent. */
+  incarnation?: number;
   id: string;
   version: string;
   idempotency_key: string;
@@ -31,12 +33,15 @@ export class QueueDeliverer implements Deliverer {
     private readonly binding: string,
     private readonly queue: QueueProducer,
     private readonly timeout: number,
+    /** A runtime poller's incarnation, carried by each message (0: a static poller). */
+    private readonly incarnation = 0,
   ) {}
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     const messages = items.map(({ update, idempotencyKey }) => {
       const body: QueueMessageBody = {
         poller: this.poller,
+        ...(this.incarnation > 0 ? { incarnation: this.incarnation } : {}),
         id: update.id,
         version: update.version,
         idempotency_key: idempotencyKey,

@@ -166,119 +166,129 @@ export async function pollWindow(
     ...safeBelow(),
   });
 
-  // The next page, asked for while this one's deliveries are in flight (see lookAhead).
+  // The next page, asked for while this one's deliveries are in flight (see lookAhead). A
+  // window that ends before taking it cancels it: no request of this run outlives it (the
+  // next run's first request would overlap it).
   let ahead: Promise<Fetched> | null = null;
-  for (;;) {
-    let result: PageResult;
-    if (ahead !== null) {
-      const fetched = await ahead;
-      ahead = null;
-      if (!fetched.ok) throw fetched.error;
-      // Asked for early: it counts only if the loop could have asked for it now. A run out
-      // of time leaves it, as it would have left it unasked (the rest was checked then).
-      if (budget.expired(ctx.now())) return incomplete('max_run');
-      result = fetched.page;
-    } else {
-      if (tally.pages > 0 && config.source.page_delay !== undefined) {
-        await ctx.sleep?.(config.source.page_delay);
+  let cancelAhead: AbortController | null = null;
+  try {
+    for (;;) {
+      let result: PageResult;
+      if (ahead !== null) {
+        const fetched = await ahead;
+        ahead = null;
+        cancelAhead = null;
+        if (!fetched.ok) throw fetched.error;
+        // Asked for early: it counts only if the loop could have asked for it now. A run out
+        // of time leaves it, as it would have left it unasked (the rest was checked then).
+        if (budget.expired(ctx.now())) return incomplete('max_run');
+        result = fetched.page;
+      } else {
+        if (tally.pages > 0 && config.source.page_delay !== undefined) {
+          await ctx.sleep?.(config.source.page_delay);
+        }
+        // R12: once the upstream said its quota is spent, not one request before the reset.
+        if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
+          return incomplete('rate_limit', tally.rateLimitedUntil);
+        }
+        const stop = budget.take(ctx.now());
+        if (stop) return incomplete(stop);
+        result = await ctx.source.fetchPage(window, cursor);
       }
-      // R12: once the upstream said its quota is spent, not one request before the reset.
-      if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > ctx.now()) {
-        return incomplete('rate_limit', tally.rateLimitedUntil);
+      if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
+      page += 1;
+      tally.pages += 1;
+      if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
+      if (!result.ok) {
+        if (result.kind === 'rate_limited' && result.retryAfter !== undefined) {
+          tally.rateLimitedUntil = result.retryAfter;
+        }
+        const failure: FailureKind = result.kind === 'bad_response' ? 'transient' : result.kind;
+        return failed(failure, `page ${page}: ${result.error}`, result.retryAfter);
       }
-      const stop = budget.take(ctx.now());
-      if (stop) return incomplete(stop);
-      result = await ctx.source.fetchPage(window, cursor);
-    }
-    if (!holdsLease(ctx, epoch)) return { kind: 'fenced' };
-    page += 1;
-    tally.pages += 1;
-    if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
-    if (!result.ok) {
-      if (result.kind === 'rate_limited' && result.retryAfter !== undefined) {
-        tally.rateLimitedUntil = result.retryAfter;
-      }
-      const failure: FailureKind = result.kind === 'bad_response' ? 'transient' : result.kind;
-      return failed(failure, `page ${page}: ${result.error}`, result.retryAfter);
-    }
-    if (result.pauseUntil !== undefined) tally.rateLimitedUntil = result.pauseUntil;
+      if (result.pauseUntil !== undefined) tally.rateLimitedUntil = result.pauseUntil;
 
-    for (const unreadable of result.malformed) {
-      const now = ctx.now();
-      const letter = {
-        key: unreadableKey(ctx.poller, unreadable.raw),
-        kind: 'unreadable' as const,
-        id: null,
-        version: null,
-        versionMs: null,
-        record: unreadable.raw,
-        error: `page ${page}: ${unreadable.reason}`,
-        attempts: 1,
-        firstFailure: now,
-        lastFailure: now,
-      };
-      if (!store.deadLetter(epoch, letter)) return { kind: 'fenced' };
-      tally.deadLettered += 1;
-    }
-
-    for (const update of result.updates) {
-      // Stamped below the window: the upstream truncates `from` (or filters on another
-      // time). Learned, so that the ledger remembers that far down and delivers it once.
-      if (update.versionMs < window.from) {
-        const grain = straggleGrain(window.from - update.versionMs);
-        tally.straggleMs = Math.max(tally.straggleMs, grain);
+      for (const unreadable of result.malformed) {
+        const now = ctx.now();
+        const letter = {
+          key: unreadableKey(ctx.poller, unreadable.raw),
+          kind: 'unreadable' as const,
+          id: null,
+          version: null,
+          versionMs: null,
+          record: unreadable.raw,
+          error: `page ${page}: ${unreadable.reason}`,
+          attempts: 1,
+          firstFailure: now,
+          lastFailure: now,
+        };
+        if (!store.deadLetter(epoch, letter)) return { kind: 'fenced' };
+        tally.deadLettered += 1;
       }
-    }
-    // Each key built once, for every lookup of this page.
-    const keys = result.updates.map((update) => ledgerKey(update.id, update.version));
-    const fresh = uniqueNew(result.updates, keys, seen);
-    ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
-    const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
-    const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
-    if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
-      ahead = settled(ctx.source.fetchPage(window, result.next));
-    }
-    const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
-    if (outcome.fenced) return { kind: 'fenced' };
-    delivered.add(outcome.delivered);
-    tally.records += outcome.delivered.length;
-    tally.deadLettered += outcome.deadLettered;
-    tally.released += outcome.released;
-    seen.addPage(outcome.handled);
-    retryable.add(outcome.retryable);
-    if (outcome.misconfigured) return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
 
-    // Nothing of this page failing, held or cut short: every update on it is handled.
-    const everyHandled = outcome.retryable.length === 0 && outcome.stop === undefined;
-    result.updates.forEach((update, i) => {
-      if (update.versionMs < lastVersion) ordered = false;
-      lastVersion = update.versionMs;
-      allHandled &&= everyHandled || seen.has(keys[i] ?? '', update.versionMs);
-      if (allHandled) handledBelow = update.versionMs;
-    });
-    const safe = safeBelow().handledBelow;
-    if (safe !== undefined && onProgress) {
-      const progress = onProgress(safe, delivered.entries());
-      if (progress === 'fenced') return { kind: 'fenced' };
-      // Committed: what the next window can ask for again is in the ledger now.
-      if (progress === 'committed') delivered.clear();
+      for (const update of result.updates) {
+        // Stamped below the window: the upstream truncates `from` (or filters on another
+        // time). Learned, so that the ledger remembers that far down and delivers it once.
+        if (update.versionMs < window.from) {
+          const grain = straggleGrain(window.from - update.versionMs);
+          tally.straggleMs = Math.max(tally.straggleMs, grain);
+        }
+      }
+      // Each key built once, for every lookup of this page.
+      const keys = result.updates.map((update) => ledgerKey(update.id, update.version));
+      const fresh = uniqueNew(result.updates, keys, seen);
+      ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
+      const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
+      const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
+      if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
+        cancelAhead = new AbortController();
+        ahead = settled(ctx.source.fetchPage(window, result.next, cancelAhead.signal));
+      }
+      const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
+      if (outcome.fenced) return { kind: 'fenced' };
+      delivered.add(outcome.delivered);
+      tally.records += outcome.delivered.length;
+      tally.deadLettered += outcome.deadLettered;
+      tally.released += outcome.released;
+      seen.addPage(outcome.handled);
+      retryable.add(outcome.retryable);
+      if (outcome.misconfigured)
+        return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
+
+      // Nothing of this page failing, held or cut short: every update on it is handled.
+      const everyHandled = outcome.retryable.length === 0 && outcome.stop === undefined;
+      result.updates.forEach((update, i) => {
+        if (update.versionMs < lastVersion) ordered = false;
+        lastVersion = update.versionMs;
+        allHandled &&= everyHandled || seen.has(keys[i] ?? '', update.versionMs);
+        if (allHandled) handledBelow = update.versionMs;
+      });
+      const safe = safeBelow().handledBelow;
+      if (safe !== undefined && onProgress) {
+        const progress = onProgress(safe, delivered.entries());
+        if (progress === 'fenced') return { kind: 'fenced' };
+        // Committed: what the next window can ask for again is in the ledger now.
+        if (progress === 'committed') delivered.clear();
+      }
+      if (outcome.stop) return incomplete(outcome.stop);
+      if (result.next === null) break;
+      if (cursors.has(result.next)) {
+        const shown = result.next.length > 80 ? `${result.next.slice(0, 80)}…` : result.next;
+        return failed(
+          'transient',
+          `page ${page}: paging loop: the upstream sent a next page it had already sent in this window (${shown})`,
+        );
+      }
+      cursors.add(result.next);
+      cursor = result.next;
     }
-    if (outcome.stop) return incomplete(outcome.stop);
-    if (result.next === null) break;
-    if (cursors.has(result.next)) {
-      const shown = result.next.length > 80 ? `${result.next.slice(0, 80)}…` : result.next;
-      return failed(
-        'transient',
-        `page ${page}: paging loop: the upstream sent a next page it had already sent in this window (${shown})`,
-      );
-    }
-    cursors.add(result.next);
-    cursor = result.next;
+
+    if (retryable.count > 0) return failed('transient', retryable.describe());
+    ctx.lateness?.covered(window);
+    return { kind: 'complete', delivered: delivered.entries() };
+  } finally {
+    cancelAhead?.abort(new DOMException('the window ended before this page', 'AbortError'));
   }
-
-  if (retryable.count > 0) return failed('transient', retryable.describe());
-  ctx.lateness?.covered(window);
-  return { kind: 'complete', delivered: delivered.entries() };
 }
 
 /** A page asked for ahead, its failure kept for when it is taken (never unhandled). */

@@ -43,7 +43,8 @@ export type PageResult =
 
 /** The upstream, one page at a time. `cursor` is null for a window's first page. */
 export interface Source {
-  fetchPage(window: Window, cursor: string | null): Promise<PageResult>;
+  /** One page; `cancel` aborts the request (a page asked for ahead that the run will not take). */
+  fetchPage(window: Window, cursor: string | null, cancel?: AbortSignal): Promise<PageResult>;
 }
 
 /** One update on its way out, with its idempotency key (R13) and attempt number (R8). */

@@ -4,7 +4,15 @@ import type { NudgeReply } from '../engine/nudge.ts';
 import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
 import type { RunContext, RunRecord } from '../engine/ports.ts';
 import { registryOf } from '../registry/registry.ts';
-import { isSecretsError, PollerSecrets, secretKeysFrom } from '../secrets/index.ts';
+import { REPORT_EVERY_MS } from '../registry/reported-lag.ts';
+import {
+  configuredKeys,
+  countKeyRoles,
+  isSecretsError,
+  type KeyRoleCounts,
+  PollerSecrets,
+  secretKeysFrom,
+} from '../secrets/index.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit, moveCheckpoint } from './admin.ts';
 import {
@@ -14,27 +22,48 @@ import {
   replayDeadLetter,
 } from './dead-letters.ts';
 import { SqliteFreshness } from './freshness-store.ts';
+import { Incarnation } from './incarnation.ts';
 import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
 import { SqliteStore } from './sqlite-store.ts';
-import { assessHealth, buildStatus, type PollerStatus } from './status.ts';
+import { assessHealth, buildStatus, faultReason, type PollerStatus } from './status.ts';
 import { type Wiring, wirePoller } from './wiring.ts';
 
-/** A poller reports a moving checkpoint to the registry at most this often. */
-const REPORT_EVERY_MS = 5 * 60_000;
 /** One object for "no secrets of its own", so the wiring cache can tell it from a change. */
 const NO_SECRETS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: string[] };
+
+/** What a config push did: applied (its version), refused for an erased incarnation, or invalid. */
+export type ConfigureReply =
+  | { ok: true; version: number }
+  | { ok: false; refused?: 'erased'; errors: string[] };
+
+/** What the watchdog's visit found; `stale` when the object does not run the issued config. */
+export type VisitReply =
+  | {
+      ok: true;
+      repaired: boolean;
+      nextTickAt: number | null;
+      version: number | null;
+      incarnation: number | null;
+    }
+  | {
+      ok: false;
+      stale: boolean;
+      errors: string[];
+      version: number | null;
+      incarnation: number | null;
+    };
 
 /**
  * One poller: owns its lease, checkpoint, ledger and history in SQLite, and runs the
  * engine. Everything it knows is in storage; the alarm is derived from it.
  */
 export class Poller extends DurableObject<Env> {
-  private readonly sqlite: SqliteStore;
-  /** deleteAll() dropped the tables: a later call to this instance gets them back, empty. */
-  private erased = false;
+  /** This life of the object (R14): erase() ends it, and what was built for it stops. */
+  private incarnation = new Incarnation();
+  private sqlite: SqliteStore;
   private freshnessStore: SqliteFreshness | null = null;
   /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
   private decrypted: Record<string, string> | null = null;
@@ -52,17 +81,13 @@ export class Poller extends DurableObject<Env> {
   } | null = null;
 
   private get store(): SqliteStore {
-    if (this.erased) {
-      migrate(this.ctx.storage);
-      this.erased = false;
-    }
     return this.sqlite;
   }
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrate(ctx.storage);
-    this.sqlite = new SqliteStore(ctx.storage);
+    this.sqlite = new SqliteStore(ctx.storage, this.incarnation);
   }
 
   /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
@@ -91,7 +116,18 @@ export class Poller extends DurableObject<Env> {
       databaseBytes: this.store.databaseBytes(),
       now: Date.now(),
       freshness: { lateness: this.freshness.lateness(Date.now()), nudges: this.freshness.nudges() },
+      // After the wiring above, whose read of the secrets moves them during a rotation.
+      secretKeys: await this.secretKeyCounts(),
     });
+  }
+
+  /** How many of the poller's own secrets each of the Worker's keys seals (rotations). */
+  private async secretKeyCounts(): Promise<KeyRoleCounts> {
+    const sealed = new PollerSecrets(this.ctx.storage.sql).listSealed();
+    return countKeyRoles(
+      sealed.map((secret) => secret.key_id),
+      await configuredKeys(this.env),
+    );
   }
 
   /**
@@ -117,9 +153,8 @@ export class Poller extends DurableObject<Env> {
 
   /** Nudges and observed lateness, beside the poller's store (migration 11). */
   private get freshness(): SqliteFreshness {
-    void this.store; // a poller erased and used again gets its tables back first
     if (this.freshnessStore === null) {
-      this.freshnessStore = new SqliteFreshness(this.ctx.storage);
+      this.freshnessStore = new SqliteFreshness(this.ctx.storage, this.incarnation);
       // Its rows are billed like the store's: counted with them (storageStats).
       this.sqlite.countRowsOf(this.freshnessStore);
     }
@@ -136,7 +171,9 @@ export class Poller extends DurableObject<Env> {
     this.rememberName(name);
     const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured' as const, errors: engine.errors };
+    const life = this.incarnation;
     const reply = await engine.engine.runNow();
+    if (life !== this.incarnation) return reply; // erased meanwhile: nothing of it is kept
     audit(
       this.store,
       name,
@@ -157,7 +194,7 @@ export class Poller extends DurableObject<Env> {
     // Resumed, a self-scheduled poller books its next tick again (the ones it missed are not
     // made up: the next window covers them).
     if (engine.ok) await engine.engine.ensureScheduled();
-    else if (paused) await this.ctx.storage.deleteAlarm();
+    else if (paused) await this.idleUnlessLeased();
     await this.reportToRegistry(name);
     return { paused };
   }
@@ -167,11 +204,27 @@ export class Poller extends DurableObject<Env> {
    * here so that the poller runs without asking the registry, and scheduled from it. A new
    * version replaces the old; the checkpoint, ledger and dead letters stay.
    */
-  async configure(name: string, config: string, version: number) {
+  async configure(
+    name: string,
+    config: string,
+    version: number,
+    incarnation: number,
+  ): Promise<ConfigureReply> {
+    // R14: a push for an incarnation erased here (a DELETE answered before it arrived) or
+    // older than the one running is refused: no earlier life of the name comes back.
+    const running = this.store.incarnation();
+    if (incarnation <= this.store.erasedIncarnation() || incarnation < (running ?? 0)) {
+      return { ok: false, refused: 'erased', errors: [`poller "${name}": deleted meanwhile`] };
+    }
+    // A newer incarnation than the one here: the registry forgot the older one, so must this
+    // object (only a crash between the registry's steps could bring this about).
+    if (running !== null && incarnation > running) await this.erase(running);
+    // Before the name: an erased object takes a name only with a new incarnation.
+    if (running !== incarnation) this.store.setIncarnation(incarnation);
     this.rememberName(name);
     const stored = this.store.runtimeConfig();
-    if (stored !== null && stored.version > version)
-      return { ok: true as const, version: stored.version };
+    if (stored !== null && running === incarnation && stored.version > version)
+      return { ok: true, version: stored.version };
     this.store.setRuntimeConfig(config, version);
     this.store.markRegistered();
     this.store.setNextTick(null); // the schedule may have changed: booked again below
@@ -184,34 +237,70 @@ export class Poller extends DurableObject<Env> {
     );
     const engine = await this.engine(name);
     if (engine.ok) await engine.engine.ensureScheduled();
-    else await this.ctx.storage.deleteAlarm();
+    else await this.idleUnlessLeased();
     await this.reportToRegistry(name);
-    return engine.ok
-      ? { ok: true as const, version }
-      : { ok: false as const, errors: engine.errors };
+    return engine.ok ? { ok: true, version } : { ok: false, errors: engine.errors };
   }
 
-  /** Stops the poller for good and erases its storage (DELETE /pollers/:name). */
-  async erase(): Promise<void> {
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    this.sqlite.forget();
-    this.erased = true;
+  /**
+   * A poller that cannot run keeps no alarm, but for the lease of a run still going: its
+   * alarm is that run's crash recovery (R5), needed until the run ends or dies.
+   */
+  private async idleUnlessLeased(): Promise<void> {
+    if (!this.store.read().lease.held) await this.ctx.storage.deleteAlarm();
+  }
+
+  /**
+   * Stops the poller for good and erases its storage (DELETE /pollers/:name), keeping only a
+   * tombstone: `incarnation` (the registry's, for a runtime poller) is refused from now on.
+   * Ends this life first, before any await: a run still going sends nothing more and
+   * commits nothing (R14); every cache of the object goes with it (secrets, wiring,
+   * freshness, nudge auth). No other call is let in until the object is fresh again.
+   */
+  async erase(incarnation = 0): Promise<void> {
+    const ended = this.incarnation;
+    ended.end();
+    const epoch = this.store.read().lease.epoch;
+    const tombstone = Math.max(
+      incarnation,
+      this.store.incarnation() ?? 0,
+      this.store.erasedIncarnation(),
+    );
+    this.incarnation = new Incarnation();
+    this.decrypted = null;
+    this.wired = null;
+    this.freshnessStore = null;
+    await this.ctx.blockConcurrencyWhile(async () => {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      migrate(this.ctx.storage);
+      this.sqlite = new SqliteStore(this.ctx.storage, this.incarnation);
+      this.sqlite.markErased(tombstone, epoch);
+    });
   }
 
   /**
    * The watchdog's visit: books the poller's tick if it has none and sets the alarm again if
    * the platform lost it. Says what it found, and which config version this object runs.
    */
-  async ensureScheduled(name: string) {
+  async ensureScheduled(
+    name: string,
+    issued: { version: number; incarnation: number } | null = null,
+  ): Promise<VisitReply> {
+    const version = this.store.runtimeConfig()?.version ?? null;
+    const incarnation = this.store.incarnation();
+    // A runtime poller's object that does not run what the registry issued writes nothing
+    // here (an erased one stays erased): the watchdog pushes the config, if still issued.
+    if (issued !== null && (incarnation !== issued.incarnation || version !== issued.version)) {
+      return { ok: false, stale: true, errors: [], version, incarnation };
+    }
     this.rememberName(name);
     this.store.markRegistered();
     const engine = await this.engine(name);
-    const version = this.store.runtimeConfig()?.version ?? null;
-    if (!engine.ok) return { ok: false as const, errors: engine.errors, version };
+    if (!engine.ok) return { ok: false, stale: false, errors: engine.errors, version, incarnation };
     const result = await engine.engine.ensureScheduled();
     await this.reportToRegistry(name);
-    return { ok: true as const, ...result, version };
+    return { ok: true, ...result, version, incarnation };
   }
 
   /**
@@ -241,6 +330,8 @@ export class Poller extends DurableObject<Env> {
       checkpoint: state.checkpoint,
       deadLetters: deadLetters.count,
       atFault: health.alerts.length > 0,
+      // Sent with the rest, not a reason to report: an alert's text changes with every tick.
+      reason: faultReason(health.alerts),
     };
     const last = this.store.lastReport();
     const changed =
@@ -336,6 +427,7 @@ export class Poller extends DurableObject<Env> {
       console.log(JSON.stringify({ event: 'alarm_skipped', poller: name, errors: engine.errors }));
       return;
     }
+    const life = this.incarnation;
     try {
       await engine.engine.onAlarm();
     } catch (error) {
@@ -344,7 +436,8 @@ export class Poller extends DurableObject<Env> {
       console.log(JSON.stringify({ event: 'run_crashed', poller: name, error: message }));
       await engine.engine.rearm();
     }
-    await this.reportToRegistry(name);
+    // Erased during the run: nothing of it is this object's any more.
+    if (life === this.incarnation) await this.reportToRegistry(name);
   }
 
   /** The poller's config, wired, with its own secrets decrypted for `${NAME}`. */
@@ -357,7 +450,10 @@ export class Poller extends DurableObject<Env> {
     if (last?.name === name && last.config === config && last.secrets === own.values) {
       return last.wiring;
     }
-    const wiring = wirePoller(name, this.env, this.store, runtime?.config, own.values);
+    const wiring = wirePoller(name, this.env, this.store, runtime?.config, own.values, {
+      incarnation: runtime === null ? 0 : (this.store.incarnation() ?? 0),
+      check: this.incarnation.check,
+    });
     this.wired = { name, config, secrets: own.values, wiring };
     return wiring;
   }
@@ -413,10 +509,13 @@ export class Poller extends DurableObject<Env> {
     return result;
   }
 
-  /** The names of the poller's own secrets and when each was set; never a value. */
+  /**
+   * The names of the poller's own secrets, when each was set and the fingerprint of the key
+   * it is sealed under (a rotation's progress); never a value.
+   */
   async listSecrets(name: string) {
     this.rememberName(name);
-    return new PollerSecrets(this.ctx.storage.sql).list();
+    return new PollerSecrets(this.ctx.storage.sql).listSealed();
   }
 
   async deleteSecret(name: string, secret: string) {
@@ -439,8 +538,10 @@ export class Poller extends DurableObject<Env> {
     if (!wiring.ok) return wiring;
     this.store.deadLetterRetention = wiring.context.config.dead_letter_retention;
     const storage = this.ctx.storage;
+    const life = this.incarnation;
     const alarm = {
       set: async (at: number | null) => {
+        if (!life.live) return; // the alarm is the next incarnation's
         // Each set or delete is billed as a row written: one that changes nothing is skipped.
         const wanted = at === null ? null : settableAlarmTime(at);
         if ((await storage.getAlarm()) === wanted) return;
@@ -461,6 +562,9 @@ export class Poller extends DurableObject<Env> {
    * it came, so that a poller that never runs is noticed (status `silent`).
    */
   private rememberName(name: string): void {
+    // An erased object is no poller until the registry configures a new incarnation: a call
+    // that reaches it meanwhile leaves nothing behind.
+    if (this.store.erasedIncarnation() > 0 && this.store.incarnation() === null) return;
     this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('name', ?)", name);
     this.store.seen(Date.now());
   }

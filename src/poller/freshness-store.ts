@@ -44,7 +44,11 @@ export class SqliteFreshness implements FreshnessStore {
   /** Rows written by this instance, for cost checks. */
   rowsWritten = 0;
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** The object's life this store was made for: once it ended, writes are refused. */
+    private readonly life: { readonly live: boolean } = { live: true },
+  ) {
     this.sql = storage.sql;
   }
 
@@ -158,6 +162,7 @@ export class SqliteFreshness implements FreshnessStore {
   }
 
   private write(query: string, ...bindings: unknown[]): number {
+    if (!this.life.live) return 0; // the object was erased: its successor's rows
     const cursor = this.sql.exec(query, ...bindings);
     cursor.toArray();
     this.rowsWritten += cursor.rowsWritten;

@@ -264,13 +264,22 @@ export class SqliteStore implements PollerStore {
    */
   private stateRow: Readonly<StateRow> | null = null;
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /**
+     * The object's life this store was made for (poller/incarnation.ts): once it ended (the
+     * object was erased), every write is refused and holds() is false, so a run of a deleted
+     * poller commits nothing into the tables of the one created again under its name (R14).
+     */
+    private readonly life: { readonly live: boolean } = { live: true },
+  ) {
     this.sql = storage.sql;
   }
 
   /** Runs a write statement; counts and returns the rows it wrote. */
   private write(query: string, ...bindings: unknown[]): number {
     this.stateRow = null;
+    if (!this.life.live) return 0;
     const cursor = this.sql.exec(query, ...bindings);
     cursor.toArray();
     this.pendingRows += cursor.rowsWritten;
@@ -337,6 +346,7 @@ export class SqliteStore implements PollerStore {
     ...bindings: unknown[]
   ): T[] {
     this.stateRow = null;
+    if (!this.life.live) return [];
     const cursor = this.sql.exec<T>(query, ...bindings);
     const rows = cursor.toArray();
     this.pendingRows += cursor.rowsWritten;
@@ -885,6 +895,33 @@ export class SqliteStore implements PollerStore {
     });
   }
 
+  /** The runtime incarnation this object runs (set by its configure), or null. */
+  incarnation(): number | null {
+    const value = this.meta('incarnation');
+    return value === null ? null : Number(value);
+  }
+
+  /** The newest incarnation erased here (0 when none): a config for it or an older one is refused. */
+  erasedIncarnation(): number {
+    return Number(this.meta('erased_incarnation') ?? 0);
+  }
+
+  setIncarnation(incarnation: number): void {
+    this.setMeta('incarnation', String(incarnation));
+  }
+
+  /**
+   * Just after an erase, in the fresh tables: the tombstone of the incarnation erased, and
+   * the epoch it had reached, so the next incarnation's first run takes the one after and no
+   * epoch is ever seen twice by this object (R14).
+   */
+  markErased(incarnation: number, epoch: number): void {
+    this.transaction(() => {
+      this.setMeta('erased_incarnation', String(incarnation));
+      this.write('UPDATE poller_state SET epoch = ? WHERE id = 1', epoch);
+    });
+  }
+
   /** The registry lists this poller (it was configured, or the watchdog visited it). */
   registered(): boolean {
     return this.meta('registered') === '1';
@@ -1013,6 +1050,7 @@ export class SqliteStore implements PollerStore {
   }
 
   holds(epoch: number): boolean {
+    if (!this.life.live) return false;
     const row = this.row();
     return row.lease_held === 1 && row.epoch === epoch;
   }

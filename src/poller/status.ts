@@ -3,6 +3,7 @@ import type { PollerConfig } from '../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
+import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
 import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './sqlite-store.ts';
@@ -62,6 +63,32 @@ export interface PollerStatus {
   at_risk: boolean;
   /** Observed lateness next to lag_allowance, and nudges (null: not read). */
   freshness: FreshnessView | null;
+  /**
+   * The poller's own secrets by the key they are sealed under, after this status's own read
+   * of them (which moves them to SECRETS_KEY during a rotation): one still under
+   * SECRETS_KEY_PREVIOUS or an unknown key is one a rotation has not moved.
+   */
+  secrets: {
+    count: number;
+    under_current_key: number;
+    under_previous_key: number;
+    under_unknown_key: number;
+  };
+}
+
+/** The longest fault reason a poller reports to the registry: /healthz lists many. */
+export const MAX_FAULT_REASON_CHARS = 200;
+
+/**
+ * Why /healthz counts the poller as at fault, for the registry: its first alert, cut short.
+ * Alerts never hold a secret (run errors are redacted before they are stored).
+ */
+export function faultReason(alerts: readonly string[]): string | null {
+  const first = alerts[0];
+  if (first === undefined) return null;
+  return first.length <= MAX_FAULT_REASON_CHARS
+    ? first
+    : `${first.slice(0, MAX_FAULT_REASON_CHARS - 1)}…`;
 }
 
 export interface RunView {
@@ -136,6 +163,7 @@ export function buildStatus(
     audit: { at: number; action: string; detail: Json }[];
     tables: TableSizes;
     databaseBytes: number;
+    secretKeys: KeyRoleCounts;
   },
 ): PollerStatus {
   const { state, config } = input;
@@ -183,6 +211,12 @@ export function buildStatus(
     audit: input.audit.map((entry) => ({ ...entry, at: isoTime(entry.at) })),
     at_risk: fresh?.assessment?.risk === 'at_risk',
     freshness: fresh?.view ?? null,
+    secrets: {
+      count: input.secretKeys.current + input.secretKeys.previous + input.secretKeys.unknown,
+      under_current_key: input.secretKeys.current,
+      under_previous_key: input.secretKeys.previous,
+      under_unknown_key: input.secretKeys.unknown,
+    },
   };
 }
 

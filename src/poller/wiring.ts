@@ -1,8 +1,9 @@
 import { envValues, staticConfig } from '../catalog.ts';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
+import { loadStoredRuntimePoller } from '../config/runtime-poller.ts';
 import { scheduleOf } from '../config/schedule.ts';
-import { createDeliverer } from '../delivery/index.ts';
+import { createDeliverer, type Sender } from '../delivery/index.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
@@ -13,7 +14,9 @@ export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: st
 /**
  * Validates the poller's config and connects the engine to HTTP, delivery and storage. The
  * config is the static one from POLLERS, or else the runtime one its object keeps
- * (`runtime`); `${NAME}` resolves the poller's own secrets first, then the Worker's.
+ * (`runtime`). A static poller's `${NAME}` is the Worker's secret or var, else the poller's
+ * own (which never shadows the Worker's); a runtime poller's is its own, else a Worker one
+ * that FLEET_POLICY lists, and what it reaches is checked against the policy as it is now.
  */
 export function wirePoller(
   name: string,
@@ -21,8 +24,11 @@ export function wirePoller(
   store: PollerStore,
   runtime: unknown = undefined,
   pollerSecrets: Record<string, string> = {},
+  /** Which life of the object sends: checked before each request and delivery (R14). */
+  sender: Sender = { incarnation: 0, check: () => {} },
 ): Wiring {
-  const raw = staticConfig(env, name) ?? runtime;
+  const declared = staticConfig(env, name);
+  const raw = declared ?? runtime;
   if (raw === undefined) {
     const table = readPollersTable(env.POLLERS);
     const why = table.ok
@@ -30,12 +36,15 @@ export function wirePoller(
       : table.error;
     return { ok: false, errors: [why] };
   }
-  const entry = loadPoller(name, raw, { ...envValues(env), ...pollerSecrets });
+  const entry =
+    declared === undefined
+      ? loadStoredRuntimePoller(name, raw, envValues(env), pollerSecrets)
+      : loadPoller(name, raw, { ...pollerSecrets, ...envValues(env) });
   if (!entry.ok) return { ok: false, errors: entry.errors };
   const { config, secrets } = entry;
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
   const now = () => Date.now();
-  let sourceFetcher: HttpFetch = (request) => fetch(request);
+  let reach: HttpFetch = (request) => fetch(request);
   if (config.source.service !== undefined) {
     const binding = envValues(env)[config.source.service];
     if (!isFetcher(binding)) {
@@ -46,8 +55,12 @@ export function wirePoller(
         ],
       };
     }
-    sourceFetcher = (request) => binding.fetch(request);
+    reach = (request) => binding.fetch(request);
   }
+  const sourceFetcher: HttpFetch = (request) => {
+    sender.check();
+    return reach(request);
+  };
   const delivery = createDeliverer(
     name,
     config.deliver,
@@ -55,6 +68,7 @@ export function wirePoller(
     (request) => fetch(request),
     secrets,
     now,
+    sender,
   );
   if (!delivery.ok) return { ok: false, errors: [`poller "${name}": ${delivery.error}`] };
   return {

@@ -29,6 +29,20 @@ export const REGISTRY_MIGRATIONS: readonly string[] = [
   // 2: whether /healthz counts the poller as at fault (its status has alerts).
   `ALTER TABLE pollers ADD COLUMN at_fault INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX pollers_at_fault ON pollers (name) WHERE at_fault = 1;`,
+  // 3: incarnations (R14): each create of a runtime poller's name gets a number never handed
+  // out before, so a run or a config push of a deleted poller can be told from its successor
+  // by the poller's object. Runtime pollers created before this migration get one each.
+  `ALTER TABLE pollers ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0;
+   UPDATE pollers SET incarnation = (
+     SELECT COUNT(*) FROM pollers AS earlier
+     WHERE earlier.kind = 'runtime' AND earlier.name <= pollers.name
+   ) WHERE kind = 'runtime';
+   INSERT INTO registry_meta (key, value)
+     SELECT 'incarnations', CAST(COUNT(*) AS TEXT) FROM pollers WHERE kind = 'runtime';`,
+  // 4: why a poller is at fault (its first alert, short), for /healthz to name runtime
+  // pollers' reasons as it does static ones'; and the deletion trail pruned by age on insert.
+  `ALTER TABLE pollers ADD COLUMN fault_reason TEXT;
+   CREATE INDEX deletions_by_age ON deletions (at);`,
 ];
 
 export function migrateRegistry(storage: DurableObjectStorage): void {

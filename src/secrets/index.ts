@@ -9,14 +9,16 @@ export {
   SecretDecryptError,
   SecretsKeyError,
 } from './errors.ts';
+export type { KeyRole, KeyRoleCounts } from './key-role.ts';
+export { configuredKeys, countKeyRoles, keyRole } from './key-role.ts';
 export type { SecretKeys, SecretKeysResult } from './keys.ts';
 export { secretKeysFrom } from './keys.ts';
 export {
   MAX_SECRET_VALUE_BYTES,
   MAX_SECRETS_PER_POLLER,
+  MIN_NUDGE_TOKEN_BYTES,
   RESERVED_SECRET_NAMES,
   secretNameProblem,
 } from './names.ts';
-export { withPollerSecrets } from './resolve.ts';
 export type { PutSecretResult, SecretListing } from './store.ts';
 export { PollerSecrets } from './store.ts';

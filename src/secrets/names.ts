@@ -9,6 +9,12 @@ export const MAX_SECRET_NAME_LENGTH = 128;
 /** A value's UTF-8 size limit: tokens and keys fit; a file does not belong here. */
 export const MAX_SECRET_VALUE_BYTES = 8 * 1024;
 
+/**
+ * The shortest NUDGE_TOKEN, in UTF-8 bytes: it is the only credential of a public route (and
+ * may sit in a URL), so a short, guessable one is refused; `openssl rand -hex 24` gives 48.
+ */
+export const MIN_NUDGE_TOKEN_BYTES = 16;
+
 /** How many secrets one poller may hold: storage and every run's decryption stay bounded. */
 export const MAX_SECRETS_PER_POLLER = 100;
 

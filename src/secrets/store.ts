@@ -80,6 +80,16 @@ export class PollerSecrets {
       .map(({ name, set_at }) => ({ name, set_at }));
   }
 
+  /** Every secret's name, when it was set, and the fingerprint of the key it is sealed under. */
+  listSealed(): (SecretListing & { key_id: string })[] {
+    return this.sql
+      .exec<{ name: string; set_at: number; key_id: string }>(
+        'SELECT name, set_at, key_id FROM poller_secrets ORDER BY name',
+      )
+      .toArray()
+      .map(({ name, set_at, key_id }) => ({ name, set_at, key_id }));
+  }
+
   /** Removes secret `name`; false when there was none. */
   delete(name: string): boolean {
     return this.sql.exec('DELETE FROM poller_secrets WHERE name = ?', name).rowsWritten > 0;

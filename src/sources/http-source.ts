@@ -51,7 +51,11 @@ export class HttpSource implements Source {
     this.headers = { accept: 'application/json', ...config.headers };
   }
 
-  async fetchPage(window: Window, cursor: string | null): Promise<PageResult> {
+  async fetchPage(
+    window: Window,
+    cursor: string | null,
+    cancel?: AbortSignal,
+  ): Promise<PageResult> {
     // The page as errors and logs show it, secrets redacted: built only when one needs it.
     let shownText: string | undefined;
     const shown = () => {
@@ -64,7 +68,7 @@ export class HttpSource implements Source {
     } catch {
       return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
-    const deadline = startDeadline(this.config.timeout);
+    const deadline = startDeadline(this.config.timeout, cancel);
     try {
       return await this.fetchWithin(url, shown, cursor, deadline);
     } finally {

@@ -125,6 +125,9 @@ const dev = spawn(
     'DEMO_ERROR_RATE:0',
     '--var',
     `POLLERS:${JSON.stringify(pollers)}`,
+    // The runtime pollers below reach the fake upstream and receiver on this machine.
+    '--var',
+    `FLEET_POLICY:${JSON.stringify({ env: ['WEBHOOK_SECRET'], hosts: ['127.0.0.1'], allow_http: true })}`,
   ],
   { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, FORCE_COLOR: '0' } },
 );

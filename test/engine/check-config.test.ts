@@ -33,6 +33,19 @@ describe('npm run check-config', () => {
     ]);
   });
 
+  it('refuses a FLEET_POLICY the Worker would refuse, before a deploy fails every runtime poller', () => {
+    const path = wranglerFixture('[vars.FLEET_POLICY]\nenv = ["ADMIN_TOKEN"]\n');
+    expect(checkConfig({ configPath: path }).errors).toEqual([
+      expect.stringContaining('ADMIN_TOKEN'),
+    ]);
+  });
+
+  it('does not ask for a secret that a label or a $${ only looks like', () => {
+    const path = wranglerFixture('[vars.POLLERS.orders.labels]\nnote = "${NOT_A_SECRET}"\n');
+    const names = checkConfig({ configPath: path }).secrets.map((need) => need.name);
+    expect(names).not.toContain('NOT_A_SECRET');
+  });
+
   it('refuses an environment that wrangler.toml does not declare', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {}); // wrangler's own, too
     const path = wranglerFixture();

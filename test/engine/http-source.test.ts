@@ -305,3 +305,22 @@ describe('rate-limit hints', () => {
     expect(hint({ 'retry-after': 'Sun, 01 Mar 2026 09:00:00 GMT' }).notBefore).toBe(NOW);
   });
 });
+
+describe('a page request the run no longer wants', () => {
+  it('is aborted when its cancel signal fires, and answers without waiting for the upstream', async () => {
+    let aborted: AbortSignal | undefined;
+    const { http } = source({}, (request) => {
+      aborted = request.signal;
+      // An upstream that never answers: only the cancel ends this request.
+      return new Promise<Response>((_resolve, reject) => {
+        request.signal.addEventListener('abort', () => reject(request.signal.reason));
+      });
+    });
+    const cancel = new AbortController();
+    const page = http.fetchPage(window, null, cancel.signal);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    cancel.abort(new DOMException('the window ended', 'AbortError'));
+    expect((await page).ok).toBe(false);
+    expect(aborted?.aborted).toBe(true);
+  });
+});

@@ -27,9 +27,14 @@ function updates(...pairs: [string, number][]): Update[] {
  * order they start and end, and can be made slow: a clock that moves `pageMs` per page and
  * `postMs` per delivery, as the requests are answered.
  */
-function harness(pages: Update[][], options: { maxSubrequests?: number; maxRun?: string } = {}) {
+function harness(
+  pages: Update[][],
+  options: { maxSubrequests?: number; maxRun?: string; receiver?: DeliveryResult } = {},
+) {
   const clock = { now: START + 3_600_000 };
   const log: string[] = [];
+  /** The cancel signal each page request was given, by page. */
+  const cancels: AbortSignal[] = [];
   const delivered: string[] = [];
   const entry = loadPoller(
     'ahead',
@@ -55,8 +60,9 @@ function harness(pages: Update[][], options: { maxSubrequests?: number; maxRun?:
     config: entry.config,
     store: new MemoryStore(),
     source: {
-      async fetchPage(_window, cursor): Promise<PageResult> {
+      async fetchPage(_window, cursor, cancel): Promise<PageResult> {
         const index = Number(cursor ?? 0);
+        if (cancel) cancels[index] = cancel;
         log.push(`fetch ${index} start`);
         await tick();
         clock.now += 100;
@@ -74,8 +80,9 @@ function harness(pages: Update[][], options: { maxSubrequests?: number; maxRun?:
         await tick();
         await tick();
         clock.now += 100;
-        delivered.push(...ids);
         log.push(`deliver ${ids.join(',')} end`);
+        if (options.receiver) return options.receiver;
+        delivered.push(...ids);
         return { kind: 'delivered' };
       },
     },
@@ -84,7 +91,7 @@ function harness(pages: Update[][], options: { maxSubrequests?: number; maxRun?:
   };
   const store = context.store as MemoryStore;
   const engine = new PollerEngine(context, { set: async () => {} });
-  return { engine, store, log, delivered, clock };
+  return { engine, store, log, delivered, clock, cancels };
 }
 
 async function runNow(engine: PollerEngine): Promise<RunRecord> {
@@ -138,6 +145,24 @@ describe('looking ahead one page while a page is delivered', () => {
     expect(h.store.failures.size).toBe(0);
     // C covers exactly what was delivered (sorted oldest first).
     expect(h.store.read().checkpoint).toBe(START + run.records * 1000);
+  });
+});
+
+describe('a page asked for ahead that the run does not take', () => {
+  it('is cancelled when the window ends early, so it cannot overlap the next run', async () => {
+    const h = harness([updates(['a', 1]), updates(['b', 2])], {
+      receiver: { kind: 'misconfigured', error: 'HTTP 401' },
+    });
+    const run = await runNow(h.engine);
+    expect(run.outcome).toBe('failed');
+    expect(h.log).toContain('fetch 1 start');
+    expect(h.cancels[1]?.aborted).toBe(true);
+  });
+
+  it('is not cancelled when the run takes it', async () => {
+    const h = harness([updates(['a', 1]), updates(['b', 2])]);
+    await runNow(h.engine);
+    expect(h.cancels[1]?.aborted).toBe(false);
   });
 });
 

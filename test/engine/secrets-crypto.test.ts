@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_FLEET_POLICY } from '../../src/config/fleet-policy.ts';
+import { runtimeScope } from '../../src/config/runtime-poller.ts';
 import {
   decryptSecret,
   deriveKey,
@@ -9,7 +11,6 @@ import {
 import { SecretDecryptError, SecretsKeyError } from '../../src/secrets/errors.ts';
 import { type SecretKeys, secretKeysFrom } from '../../src/secrets/keys.ts';
 import { secretNameProblem, secretValueProblem } from '../../src/secrets/names.ts';
-import { withPollerSecrets } from '../../src/secrets/resolve.ts';
 
 /** What `openssl rand -base64 32` gives: 44 characters. */
 const randomKey = () => btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
@@ -245,19 +246,24 @@ describe('secret names and values', () => {
   });
 });
 
-describe('${NAME} resolution', () => {
-  it("takes the poller's own secret first, then the Worker's", () => {
+describe("a runtime poller's ${NAME} scope", () => {
+  it("takes the poller's own secret first, then only the Worker secrets FLEET_POLICY lists", () => {
     const env = { API_TOKEN: 'worker', OTHER: 'worker-other', POLLERS: '{}' };
-    const merged = withPollerSecrets(env, { API_TOKEN: 'poller' });
-    expect(merged.API_TOKEN).toBe('poller');
-    expect(merged.OTHER).toBe('worker-other');
+    const scope = runtimeScope(
+      env,
+      { API_TOKEN: 'poller' },
+      { ...DEFAULT_FLEET_POLICY, env: ['OTHER'] },
+    );
+    expect(scope.API_TOKEN).toBe('poller');
+    expect(scope.OTHER).toBe('worker-other');
+    expect(scope.POLLERS).toBeUndefined();
     expect(env.API_TOKEN).toBe('worker');
   });
 
   it('keeps a secret called __proto__ as a value, not a prototype', () => {
     const own = Object.fromEntries([['__proto__', 'value']]);
-    const merged = withPollerSecrets({}, own);
-    expect(Object.getOwnPropertyDescriptor(merged, '__proto__')?.value).toBe('value');
-    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    const scope = runtimeScope({}, own, DEFAULT_FLEET_POLICY);
+    expect(Object.getOwnPropertyDescriptor(scope, '__proto__')?.value).toBe('value');
+    expect(Object.getPrototypeOf(scope)).toBe(Object.prototype);
   });
 });

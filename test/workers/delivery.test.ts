@@ -7,6 +7,8 @@ import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
 import { MIGRATIONS } from '../../src/poller/migrations.ts';
+import { registryOf } from '../../src/registry/registry.ts';
+import { runtimeConfig } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -308,8 +310,10 @@ describe("the queue's dead-letter queue", () => {
         if (message.id === 'unlucky') throw new Error('Durable Object storage is overloaded');
         return store.call(this, name, message);
       };
-      // A poller object of this test's own, so that other tests' dead letters do not mix in.
+      // A poller of this test's own (runtime, so that it exists without a deploy), so that
+      // other tests' dead letters do not mix in.
       const poller = `queued-${crypto.randomUUID()}`;
+      await registryOf(env).beginPut(poller, runtimeConfig(), {}, Date.now());
       const body = (id: string) => ({
         poller,
         id,

@@ -5,7 +5,6 @@ import type { Poller } from '../../src/poller/durable-object.ts';
 import { SecretDecryptError } from '../../src/secrets/errors.ts';
 import { type SecretKeys, secretKeysFrom } from '../../src/secrets/keys.ts';
 import { MAX_SECRETS_PER_POLLER } from '../../src/secrets/names.ts';
-import { withPollerSecrets } from '../../src/secrets/resolve.ts';
 import { PollerSecrets } from '../../src/secrets/store.ts';
 
 const freshObject = () => env.POLLER.get(env.POLLER.idFromName(`t-${crypto.randomUUID()}`));
@@ -231,16 +230,4 @@ describe('rotating SECRETS_KEY', () => {
         KEPT: 'kept-value',
       });
     }));
-});
-
-describe('${NAME} resolution inside workerd', () => {
-  it("sees the poller's secret first and the Worker's secrets and bindings behind it", async () => {
-    const workerSecrets = Object.entries(env).filter(([, value]) => typeof value === 'string');
-    const [name, value] = workerSecrets[0] ?? ['', ''];
-    expect(name).not.toBe('');
-    const merged = withPollerSecrets(env, { OWN_TOKEN: 'own' });
-    expect(merged.OWN_TOKEN).toBe('own');
-    expect(merged[name]).toBe(value);
-    expect(withPollerSecrets(env, { [name]: 'shadowed' })[name]).toBe('shadowed');
-  });
 });

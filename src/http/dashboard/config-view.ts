@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { readPollersTable } from '../../config/load.ts';
+import { staticConfig } from '../../catalog.ts';
 
 /**
  * A poller's config as written, with `${NAME}` where a secret goes: a static poller's from
@@ -16,9 +16,9 @@ export interface ConfigAsWritten {
 
 /** A static poller's config as written in POLLERS, or null when it is not there. */
 export function configTemplate(env: Env, name: string): string | null {
-  const table = readPollersTable((env as unknown as Record<string, unknown>).POLLERS);
-  if (!table.ok || !(name in table.pollers)) return null;
-  return JSON.stringify(table.pollers[name], null, 2) ?? null;
+  const declared = staticConfig(env, name);
+  if (declared === undefined) return null;
+  return JSON.stringify(declared, null, 2) ?? null;
 }
 
 /** The config block of the poller page. */

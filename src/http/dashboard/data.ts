@@ -1,9 +1,9 @@
-import { staticPollers } from '../../catalog.ts';
-import { loadPoller, type PollerEntry } from '../../config/load.ts';
+import { findPoller, readSettings, staticPollers } from '../../catalog.ts';
+import type { PollerEntry } from '../../config/load.ts';
+import { syncStatic } from '../../fleet/lifecycle.ts';
 import { runView } from '../../poller/status.ts';
 import { type ListQuery, type RegistryEntry, registryOf } from '../../registry/registry.ts';
 import { pollerObject } from '../known-poller.ts';
-import { syncStatic } from '../routes/fleet.ts';
 import { type ConfigAsWritten, configTemplate } from './config-view.ts';
 import type { DeadLetterPage } from './dead-letter-list.ts';
 import type { PollerFacts } from './explain.ts';
@@ -15,9 +15,6 @@ const OVERVIEW_RUNS = 60;
 const PAGE_RUNS = 100;
 /** Dead letters listed on the poller page; Replay all pages through the rest. */
 const PAGE_DEAD_LETTERS = 50;
-
-/** A `${NAME}` in a config as written. */
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** What the dashboard shows of a poller's config besides the template: no secret in it. */
 function factsOf(entry: PollerEntry, kind: PollerFacts['kind']): PollerFacts {
@@ -40,17 +37,13 @@ function factsOf(entry: PollerEntry, kind: PollerFacts['kind']): PollerFacts {
   };
 }
 
-/**
- * A runtime poller's facts from its config as written. Its `${NAME}`s are read as
- * placeholders (as PUT /pollers/:name checks them): none of the facts depends on a secret,
- * and a secret that is not set yet is the poller's status's to report, not a reason to hide
- * its schedule.
- */
-function runtimeFacts(name: string, config: string): PollerFacts {
-  const placeholders = Object.fromEntries(
-    [...config.matchAll(REFERENCE)].map((match) => [match[1] ?? '', `set-later-${match[1]}`]),
+/** The labels of a config as written: data, never interpolated, so as the poller has them. */
+function labelsOf(raw: unknown): Record<string, string> {
+  const labels = raw !== null && typeof raw === 'object' ? Reflect.get(raw, 'labels') : undefined;
+  if (labels === null || typeof labels !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(labels).filter((pair): pair is [string, string] => typeof pair[1] === 'string'),
   );
-  return factsOf(loadPoller(name, JSON.parse(config) as unknown, placeholders), 'runtime');
 }
 
 /** One static poller's live status and recent runs: static pollers are few. */
@@ -98,12 +91,14 @@ function staticSource(env: Env, name: string) {
 
 /** A runtime poller's config as written, from the registry, or null when there is none. */
 async function runtimeSource(env: Env, name: string) {
-  const entry = await registryOf(env).get(name);
-  if (entry === null || entry.kind !== 'runtime' || entry.config === null) return null;
-  if (entry.phase === 'deleting') return null;
-  const text = JSON.stringify(JSON.parse(entry.config) as unknown, null, 2);
+  const entry = await findPoller(env, name);
+  if (entry?.kind !== 'runtime') return null;
+  const text = JSON.stringify(entry.raw, null, 2);
   const config: ConfigAsWritten = { kind: 'runtime', text, version: entry.version };
-  return { facts: runtimeFacts(name, entry.config), config, labels: entry.labels };
+  // Read as the consumer reads it (catalog.readSettings): a secret not set yet is the
+  // poller's status's to report, not a reason to hide its schedule.
+  const facts = factsOf(readSettings(env, entry), 'runtime');
+  return { facts, config, labels: labelsOf(entry.raw) };
 }
 
 /**

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { LABEL_KEY } from '../../config/schema.ts';
 import type { ListQuery } from '../../registry/registry.ts';
 
 /** Pollers on one page of the overview, unless `limit` says otherwise. */
@@ -16,8 +17,12 @@ export const POLLER_STATES = [
   'misconfigured',
 ] as const;
 
+/** LABEL_KEY in words, for the 400 that refuses a filter by any other key. */
+export const LABEL_KEY_RULE =
+  'a label key is letters, digits and _, does not start with a digit, and has at most 64 characters';
+
 /** `key=value`: a label name (as the config allows it), then its value. */
-const LABEL = /^([A-Za-z_][A-Za-z0-9_]{0,63})=(.*)$/s;
+const LABEL = new RegExp(`^(${LABEL_KEY.source.slice(1, -1)})=(.*)$`, 's');
 
 /** Form fields arrive as strings: spaces around them are dropped, and a blank one is absent. */
 const blankIsAbsent = (value: unknown) => {

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { RegistryEntry } from '../../registry/registry.ts';
+import { reportedLagSeconds } from '../../registry/reported-lag.ts';
 import { POLLER_STATES } from './fleet-query.ts';
 import { plural, seconds, when } from './format.ts';
 
@@ -25,8 +26,9 @@ export const listedState = (entry: RegistryEntry) =>
   entry.phase === 'active' ? (entry.state ?? 'unknown') : entry.phase;
 
 /**
- * A runtime poller's row: what it last reported to the registry (state, checkpoint, dead
- * letters), read without waking it. Its runs, lease and next wake-up are on its own page.
+ * A runtime poller's row: what it last reported to the registry (state, checkpoint, lag, dead
+ * letters), read without waking it, with when it reported it. Its runs, lease and next
+ * wake-up are on its own page.
  */
 export function runtimeRow(
   entry: RegistryEntry,
@@ -35,17 +37,16 @@ export function runtimeRow(
   actions: unknown,
 ) {
   const state = listedState(entry);
-  const lag = entry.checkpoint === null ? null : (now - entry.checkpoint) / 1000;
-  const reported =
-    entry.reportedAt === null
-      ? 'not reported yet'
-      : `reported ${seconds(Math.max(0, now - entry.reportedAt) / 1000)} ago`;
+  const lag = reportedLagSeconds(entry, now);
+  const age =
+    entry.reportedAt === null ? null : seconds(Math.max(0, now - entry.reportedAt) / 1000);
+  const reported = age === null ? 'not reported yet' : `reported ${age} ago`;
   return html`<tr data-poller="${entry.name}">
     <td><a href="${pollerPath}"><strong>${entry.name}</strong></a> ${kindBadge('runtime')}
       ${labelList(entry.labels)}</td>
     <td><span class="state ${state}">${state}</span></td>
     <td class="nowrap">${entry.checkpoint === null ? '—' : when(new Date(entry.checkpoint).toISOString())}</td>
-    <td>${seconds(lag)}</td>
+    <td class="lag">${seconds(lag)}${lag === null || age === null ? '' : html` <span class="muted">as of ${age} ago</span>`}</td>
     <td colspan="3" class="muted">${reported} · runs, lease and next wake-up on
       <a href="${pollerPath}">its page</a></td>
     <td class="${entry.deadLetters > 0 ? 'warn' : ''}">

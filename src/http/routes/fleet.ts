@@ -1,25 +1,37 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
-import { envValues, isStatic, pollerObject, staticConfig, staticPollers } from '../../catalog.ts';
-import { loadPoller } from '../../config/load.ts';
+import { findPoller, isStatic } from '../../catalog.ts';
+import { LABEL_KEY } from '../../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../../engine/iso-time.ts';
+import { deletePoller, pushConfig, syncStatic } from '../../fleet/lifecycle.ts';
 import { type RegistryEntry, registryOf } from '../../registry/registry.ts';
+import { reportedLagSeconds } from '../../registry/reported-lag.ts';
 import { requireToken } from '../auth.ts';
+import { LABEL_KEY_RULE } from '../dashboard/fleet-query.ts';
+import { admitRuntimePut } from '../runtime-put.ts';
 
 const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z.string().optional(),
-  /** `key=value` (or `key:value`). */
+  /** `key=value` (or `key:value`): the key ends at the first "=" or ":", the value may hold either. */
   label: z
     .string()
-    .regex(/^[^=:]+[=:].*$/, 'must be key=value')
+    .regex(/^[^=:]+[=:].*$/s, 'must be key=value')
+    .transform((label) => {
+      const split = label.search(/[=:]/);
+      return { key: label.slice(0, split), value: label.slice(split + 1) };
+    })
+    .pipe(z.object({ key: z.string().regex(LABEL_KEY, LABEL_KEY_RULE), value: z.string() }))
     .optional(),
   state: z.string().optional(),
   search: z.string().optional(),
 });
 
-/** A `${NAME}` in a config as written. */
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** Names the fleet's own routes take under /pollers/ (a poller of that name would be shadowed). */
+const RESERVED_NAMES = new Set(['deletions']);
+
+/** A deletion's reason is a note for the trail, not a document: it is kept for 90 days. */
+const MAX_DELETE_REASON_CHARS = 500;
 
 /**
  * The fleet: runtime pollers created, replaced and deleted through the API (ADMIN_TOKEN),
@@ -28,18 +40,13 @@ const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export const fleetRoutes = new Hono<{ Bindings: Env }>()
   .get('/', requireToken('read'), async (c) => {
     const query = listQuery.safeParse(c.req.query());
-    if (!query.success) return c.json({ error: query.error.issues[0]?.message }, 400);
+    if (!query.success) {
+      const issue = query.error.issues[0];
+      return c.json({ error: `${issue?.path.join('.') || 'query'}: ${issue?.message}` }, 400);
+    }
     const registry = registryOf(c.env);
     await syncStatic(c.env);
-    const { label, ...rest } = query.data;
-    // The key ends at the first "=" (or ":"): the value may hold either.
-    const split = (label ?? '').search(/[=:]/);
-    const page = await registry.list({
-      ...rest,
-      ...(label === undefined
-        ? {}
-        : { label: { key: label.slice(0, split), value: label.slice(split + 1) } }),
-    });
+    const page = await registry.list(query.data);
     const now = Date.now();
     return c.json({
       items: page.items.map((entry) => listed(entry, now)),
@@ -58,18 +65,10 @@ export const fleetRoutes = new Hono<{ Bindings: Env }>()
   })
   .get('/:name/config', requireToken('read'), async (c) => {
     const name = c.req.param('name');
-    const declared = staticConfig(c.env, name);
-    if (declared !== undefined) return c.json({ name, kind: 'static', config: declared });
-    const entry = await registryOf(c.env).get(name);
-    if (entry === null || entry.config === null || entry.phase === 'deleting') {
-      return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
-    }
-    return c.json({
-      name,
-      kind: 'runtime',
-      version: entry.version,
-      config: JSON.parse(entry.config) as unknown,
-    });
+    const entry = await findPoller(c.env, name);
+    if (entry === null) return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
+    if (entry.kind === 'static') return c.json({ name, kind: 'static', config: entry.raw });
+    return c.json({ name, kind: 'runtime', version: entry.version, config: entry.raw });
   })
   .put('/:name', requireToken('admin'), async (c) => {
     const name = c.req.param('name');
@@ -79,39 +78,33 @@ export const fleetRoutes = new Hono<{ Bindings: Env }>()
         409,
       );
     }
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      return c.json({ error: "the body must be one poller's config as JSON" }, 400);
+    if (RESERVED_NAMES.has(name)) {
+      return c.json({ error: `"${name}" cannot name a poller: /pollers/${name} is a route` }, 400);
     }
-    const text = JSON.stringify(raw);
-    // Secrets may be set after the poller (PUT …/secrets/:NAME): a `${NAME}` that is not set
-    // yet is checked for its shape here, reported, and leaves the poller misconfigured
-    // until it is set.
-    const missing = [
-      ...new Set([...text.matchAll(REFERENCE)].map((match) => match[1] ?? '')),
-    ].filter((reference) => typeof envValues(c.env)[reference] !== 'string');
-    const placeholders = Object.fromEntries(
-      missing.map((reference) => [reference, `set-later-${reference}`]),
-    );
-    const entry = loadPoller(name, raw, { ...envValues(c.env), ...placeholders });
-    if (!entry.ok) return c.json({ error: 'invalid poller config', errors: entry.errors }, 400);
+    // Read under FLEET_POLICY: size, config, what it reaches. Secrets may be set after the
+    // poller (PUT …/secrets/:NAME): a `${NAME}` not set yet is reported in `unset_secrets`,
+    // and leaves the poller misconfigured until it is set.
+    const entry = await admitRuntimePut(c.env, name, c.req.raw);
+    if (!entry.ok) return c.json(entry.body, entry.status);
+    const { raw, text, unset: missing } = entry;
     const now = Date.now();
     const registry = registryOf(c.env);
     const begun = await registry.beginPut(name, raw, entry.config.labels, now);
     if (!begun.ok) {
       return c.json({ error: `poller "${name}" is being deleted; try again when it is gone` }, 409);
     }
-    const configured = await pollerObject(c.env, name).configure(name, text, begun.version);
-    await registry.activate(name, begun.version, Date.now());
+    const pushed = await pushConfig(c.env, name, { config: text, ...begun });
+    if (pushed.outcome === 'deleted') {
+      return c.json({ error: `poller "${name}" was deleted while this PUT was applied` }, 409);
+    }
     return c.json(
       {
         name,
         version: begun.version,
         created: begun.created,
         ...(missing.length > 0 ? { unset_secrets: missing } : {}),
-        ...(configured.ok ? {} : { config_errors: configured.errors }),
+        ...(entry.secretsUnset.length > 0 ? { secrets_unset: entry.secretsUnset } : {}),
+        ...(pushed.errors.length > 0 ? { config_errors: pushed.errors } : {}),
       },
       begun.created ? 201 : 200,
     );
@@ -125,37 +118,13 @@ export const fleetRoutes = new Hono<{ Bindings: Env }>()
       );
     }
     const reason = c.req.query('reason') ?? null;
+    if (reason !== null && reason.length > MAX_DELETE_REASON_CHARS) {
+      return c.json({ error: `reason: at most ${MAX_DELETE_REASON_CHARS} characters` }, 400);
+    }
     const deleted = await deletePoller(c.env, name, { reason });
     if (deleted === 'not_found') return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
     return c.json({ name, deleted: true });
   });
-
-/**
- * Deletes a runtime poller in the order that a crash can never leave half-done: the registry
- * marks it first, then its object is erased (alarm and storage), then the registry forgets it
- * and keeps the deletion. The watchdog finishes a deletion a crash interrupted.
- */
-export async function deletePoller(
-  env: Env,
-  name: string,
-  detail: Record<string, unknown>,
-): Promise<'deleted' | 'not_found' | 'static'> {
-  const registry = registryOf(env);
-  const begun = await registry.beginDelete(name, Date.now());
-  if (begun !== 'deleting') return begun;
-  await pollerObject(env, name).erase();
-  await registry.finishDelete(name, detail, Date.now());
-  return 'deleted';
-}
-
-/** The static pollers of this deploy, as the registry lists them. */
-export async function syncStatic(env: Env): Promise<void> {
-  const pollers = staticPollers(env).pollers.map((entry) => ({
-    name: entry.name,
-    labels: entry.ok ? entry.config.labels : {},
-  }));
-  await registryOf(env).syncStatic(pollers, Date.now());
-}
 
 function listed(entry: RegistryEntry, now: number) {
   return {
@@ -164,9 +133,9 @@ function listed(entry: RegistryEntry, now: number) {
     labels: entry.labels,
     state: entry.phase === 'active' ? (entry.state ?? 'unknown') : entry.phase,
     checkpoint: isoTimeOrNull(entry.checkpoint),
-    lag_seconds:
-      entry.checkpoint === null ? null : Math.max(0, Math.round((now - entry.checkpoint) / 1000)),
-    dead_letters: entry.deadLetters,
+    // As the poller reported it, at reported_at (see reportedLagSeconds).
+    lag_seconds: reportedLagSeconds(entry, now),
     reported_at: isoTimeOrNull(entry.reportedAt),
+    dead_letters: entry.deadLetters,
   };
 }

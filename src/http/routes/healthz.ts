@@ -1,7 +1,8 @@
-import { Hono } from 'hono';
-import { registryOf } from '../../registry/registry.ts';
+import { type Context, Hono } from 'hono';
+import { sameSecret } from '../../secrets/same-secret.ts';
 import { canRead } from '../auth.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
+import { cachedFleetHealth, freshFleetHealth } from '../public-cache.ts';
 
 /** Runtime pollers at fault named in /healthz's detail; the count is always whole. */
 const NAMED_AT_FAULT = 100;
@@ -11,14 +12,17 @@ const NAMED_AT_FAULT = 100;
  * fault (misconfigured, lagging past alert_after, FAILURES_BEFORE_ALERT failed runs in a
  * row, or silent: never run within alert_after of being first seen), otherwise 503. Static
  * pollers are asked directly; runtime pollers are counted from the registry (as they last
- * reported), so it stays one request however big the fleet. Without a read token it says
- * only that and how many are at fault; with one (STATUS_TOKEN or ADMIN_TOKEN) it names them
- * with their reasons (runtime ones: the first 100 by name), and the healthy pollers with
- * warnings (dead letters, clock skew).
+ * reported), so it stays one request however big the fleet; without a token, from a summary
+ * at most PUBLIC_CACHE_TTL_MS (10 s) old. Without a read token it says only that and how many
+ * are at fault; with one (STATUS_TOKEN or ADMIN_TOKEN) it names them with their reasons
+ * (runtime ones: the first 100 by name, with the reason each last reported), and the healthy
+ * pollers with warnings (dead letters, clock skew).
  */
 export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => {
-  const registry = registryOf(c.env);
-  const [{ pollers }, groups] = await Promise.all([pollerStatuses(c.env), registry.summary()]);
+  const fleet = (await holdsReadToken(c))
+    ? freshFleetHealth(c.env, NAMED_AT_FAULT)
+    : cachedFleetHealth(c.env, NAMED_AT_FAULT);
+  const [{ pollers }, { groups, faults }] = await Promise.all([pollerStatuses(c.env), fleet]);
   const enabled = pollers.filter((entry) => entry.enabled).map((entry) => entry.status);
   const atFault = enabled.filter((status) => status.alerts.length > 0);
   const runtime = groups.filter((group) => group.kind === 'runtime');
@@ -28,12 +32,18 @@ export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => 
   const summary = { status: code === 200 ? 'ok' : 'not ok', unhealthy };
   if (!(await canRead(c))) return c.json(summary, code);
   const warned = enabled.filter((status) => status.warnings.length > 0);
-  const runtimeNames = runtimeAtFault > 0 ? await registry.atFault(NAMED_AT_FAULT) : [];
   return c.json(
     {
       ...summary,
-      at_fault: [...atFault.map((status) => status.name), ...runtimeNames],
-      reasons: Object.fromEntries(atFault.map((status) => [status.name, status.alerts])),
+      at_fault: [...atFault.map((status) => status.name), ...faults.map((fault) => fault.name)],
+      reasons: Object.fromEntries([
+        ...atFault.map((status) => [status.name, status.alerts]),
+        // Reported before the reason was: it comes with the poller's next report.
+        ...faults.map((fault) => [
+          fault.name,
+          [fault.reason ?? `at fault: see GET /status/${fault.name}`],
+        ]),
+      ]),
       warnings: Object.fromEntries(warned.map((status) => [status.name, status.warnings])),
       fleet: {
         static: enabled.length,
@@ -44,3 +54,16 @@ export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => 
     code,
   );
 });
+
+/**
+ * Whether the caller presents STATUS_TOKEN or ADMIN_TOKEN: only they make /healthz read the
+ * registry now (public_status opens the detail to anyone, not the registry).
+ */
+async function holdsReadToken(c: Context<{ Bindings: Env }>): Promise<boolean> {
+  const presented = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+  if (presented === undefined) return false;
+  for (const token of [c.env.STATUS_TOKEN, c.env.ADMIN_TOKEN]) {
+    if (token && (await sameSecret(presented, token))) return true;
+  }
+  return false;
+}

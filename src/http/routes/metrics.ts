@@ -9,6 +9,13 @@ import { type MetricFamily, renderMetrics } from '../prometheus.ts';
 
 const seconds = (iso: string | null) => (iso === null ? 0 : Date.parse(iso) / 1000);
 
+/**
+ * Series per fleet family at most: a METRICS_LABELS key with a value per poller (a tenant id)
+ * would otherwise make a series per poller, which Prometheus bills and slows on. The smaller
+ * groups beyond it are summed into one whose labels are all `other`.
+ */
+const MAX_FLEET_GROUPS = 500;
+
 /** The label keys METRICS_LABELS names (comma-separated): the fleet's series are split by them. */
 function metricsLabels(env: Env): string[] {
   return (env.METRICS_LABELS ?? '')
@@ -21,11 +28,11 @@ function metricsLabels(env: Env): string[] {
 /**
  * The fleet in aggregate, from the registry: pollers by state and kind (and by the label keys
  * METRICS_LABELS names), how many are at fault and their dead letters. As many series as
- * there are distinct groups, never one per poller: bounded at ten thousand pollers.
+ * there are distinct groups, never one per poller, and at most MAX_FLEET_GROUPS.
  */
 async function fleetFamilies(env: Env): Promise<MetricFamily[]> {
   const keys = metricsLabels(env);
-  const groups = await registryOf(env).summary(keys);
+  const groups = await registryOf(env).summary(keys, MAX_FLEET_GROUPS);
   const family = (name: string, help: string, value: (g: FleetGroup) => number): MetricFamily => ({
     name,
     help,

@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { isoTimeOrNull } from '../../engine/iso-time.ts';
 import { sameSecret } from '../../secrets/same-secret.ts';
 import { isKnownPoller, pollerObject, unknownPoller } from '../known-poller.ts';
+import { cachedPollerExists } from '../public-cache.ts';
 
 /** The query parameter that can carry the nudge token, for senders that cannot set headers. */
 const TOKEN_PARAM = 'token';
@@ -12,6 +13,8 @@ const TOKEN_PARAM = 'token';
  * NUDGE_TOKEN secret as a bearer header or `?token=`. The body is never read: a nudge is only
  * a hint, and nothing in it is trusted. 202 with what became of it; 401 for a missing or
  * wrong token, also for a poller that does not exist, so a nudge token reveals no names.
+ * Whether the poller exists is asked of the registry for ADMIN_TOKEN, and otherwise taken
+ * from the isolate's cache (public-cache.ts): anyone can send these.
  */
 export const nudgeRoutes = new Hono<{ Bindings: Env }>().post('/:name/nudge', async (c) => {
   const name = c.req.param('name');
@@ -29,7 +32,8 @@ export const nudgeRoutes = new Hono<{ Bindings: Env }>().post('/:name/nudge', as
   // ADMIN_TOKEN only from the header: a query string ends up in logs.
   const admin =
     bearer !== undefined && !!c.env.ADMIN_TOKEN && (await sameSecret(bearer, c.env.ADMIN_TOKEN));
-  if (!(await isKnownPoller(c.env, name))) {
+  const known = admin ? isKnownPoller(c.env, name) : cachedPollerExists(c.env, name);
+  if (!(await known)) {
     return admin ? c.json(unknownPoller(name), 404) : invalidToken(c);
   }
   const reply = await pollerObject(c.env, name).nudge(name, admin ? null : presented);

@@ -1,0 +1,58 @@
+import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
+import type { FleetPolicy } from './fleet-policy.ts';
+import type { PollerConfig } from './schema.ts';
+
+/**
+ * What a runtime poller's validated config reaches beyond FLEET_POLICY: one message per
+ * refusal, naming the config key and the policy entry
+ * (`source.service: the binding "SELF" is not in FLEET_POLICY.bindings`). Checked at PUT and
+ * again each time the poller is wired, so a tightened policy applies without a PUT.
+ */
+export function reachProblems(poller: string, config: PollerConfig, policy: FleetPolicy): string[] {
+  const problems = [urlProblem('source.url', config.source.url, policy)];
+  const { service } = config.source;
+  if (service !== undefined && !policy.bindings.includes(service)) {
+    problems.push(`source.service: the binding "${service}" is not in FLEET_POLICY.bindings`);
+  }
+  const { deliver } = config;
+  if (deliver.type === 'webhook') problems.push(urlProblem('deliver.url', deliver.url, policy));
+  if (deliver.type === 'queue' && !policy.bindings.includes(deliver.binding)) {
+    problems.push(
+      `deliver.binding: the queue "${deliver.binding}" is not in FLEET_POLICY.bindings`,
+    );
+  }
+  if (deliver.type !== 'webhook') {
+    // The queue's consumer runs `deliver.name`, or the handler named like the poller.
+    const handler = deliver.name ?? poller;
+    if (!policy.handlers.includes(handler)) {
+      const which =
+        deliver.name === undefined ? " (the poller's name: deliver.name is not set)" : '';
+      problems.push(
+        `deliver.name: the handler "${handler}"${which} is not in FLEET_POLICY.handlers`,
+      );
+    }
+  }
+  return problems.filter((problem): problem is string => problem !== undefined);
+}
+
+/** Why `url` (at `key`) is out of the policy's reach, or undefined. */
+function urlProblem(key: string, url: string, policy: FleetPolicy): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `${key}: not a URL`;
+  }
+  if (parsed.protocol === 'http:' && !policy.allow_http) {
+    return `${key}: http:// is refused by FLEET_POLICY.allow_http = false (its headers and secrets would travel in clear): use https://`;
+  }
+  const host = parsed.hostname;
+  if (policy.hosts !== undefined) {
+    if (policy.hosts.some((entry) => matchesHostEntry(host, entry))) return undefined;
+    return `${key}: the host "${host}" is not in FLEET_POLICY.hosts`;
+  }
+  if (isPrivateHost(host)) {
+    return `${key}: the host "${host}" is not a public host (FLEET_POLICY.hosts is not set: only public hosts are allowed)`;
+  }
+  return undefined;
+}
