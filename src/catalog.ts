@@ -9,6 +9,7 @@ import {
 } from './config/load.ts';
 import { checkRuntimePut } from './config/runtime-poller.ts';
 import type { PollerConfig } from './config/schema.ts';
+import { envValues } from './env-values.ts';
 import { registryOf } from './registry/registry.ts';
 
 /**
@@ -34,9 +35,7 @@ export type CatalogEntry =
     };
 
 /** The Worker's bindings and secrets, as the config's `${NAME}` interpolation reads them. */
-export function envValues(env: Env): Record<string, unknown> {
-  return env as unknown as Record<string, unknown>;
-}
+export { envValues };
 
 /** Every static poller of this deploy, valid or not. */
 export function staticPollers(env: Env): LoadedPollers {

@@ -60,7 +60,7 @@ async function visit(
 ): Promise<void> {
   report.visited += 1;
   try {
-    const seen = await pollerObject(env, name).ensureScheduled(name, entry);
+    const seen = await pollerObject(env, name).ensureScheduled(entry);
     if (!seen.ok && seen.stale) {
       // The object does not run what the registry issued (a push a crash cut short): it gets
       // the config as the registry has it now, read at this moment, so a name deleted since

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod';
 import { asTemplate, type Reference } from './interpolate.ts';
 
 type Issue = z.core.$ZodIssue;
@@ -117,7 +117,7 @@ function expectedType(expected: string, at: Schema | undefined): string {
 }
 
 function parses(schema: Schema, sample: string): boolean {
-  return (schema as unknown as z.ZodType).safeParse(sample).success;
+  return z.safeParse(schema, sample).success;
 }
 
 /** The schema that validates the value at `path` (defaults and optionals unwrapped). */

@@ -2,13 +2,15 @@
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const UNITS = ['ms', 's', 'm', 'h', 'd'] as const;
 
 /** Parses a duration string to milliseconds, or undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {
   const match = DURATION.exec(text.trim());
   if (!match) return undefined;
-  const [, amount, unit] = match as unknown as [string, string, keyof typeof UNIT_MS];
-  return Math.round(Number(amount) * UNIT_MS[unit]);
+  const unit = UNITS.find((name) => name === match[2]);
+  if (unit === undefined) return undefined;
+  return Math.round(Number(match[1]) * UNIT_MS[unit]);
 }
 
 /** Formats milliseconds for messages, largest units first ("15m", "10m30s", "1d2h"). */

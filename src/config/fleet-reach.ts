@@ -1,3 +1,4 @@
+import { kindOf } from '../delivery/kinds/index.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
 import type { PollerConfig } from './schema.ts';
@@ -14,23 +15,18 @@ export function reachProblems(poller: string, config: PollerConfig, policy: Flee
   if (service !== undefined && !policy.bindings.includes(service)) {
     problems.push(`source.service: the binding "${service}" is not in FLEET_POLICY.bindings`);
   }
-  const { deliver } = config;
-  if (deliver.type === 'webhook') problems.push(urlProblem('deliver.url', deliver.url, policy));
-  if (deliver.type === 'queue' && !policy.bindings.includes(deliver.binding)) {
-    problems.push(
-      `deliver.binding: the queue "${deliver.binding}" is not in FLEET_POLICY.bindings`,
-    );
-  }
-  if (deliver.type !== 'webhook') {
-    // The queue's consumer runs `deliver.name`, or the handler named like the poller.
-    const handler = deliver.name ?? poller;
-    if (!policy.handlers.includes(handler)) {
-      const which =
-        deliver.name === undefined ? " (the poller's name: deliver.name is not set)" : '';
-      problems.push(
-        `deliver.name: the handler "${handler}"${which} is not in FLEET_POLICY.handlers`,
-      );
+  // What the delivery reaches, as its kind declares it (delivery/kinds/).
+  const reach = kindOf(config.deliver).reach(config.deliver, poller);
+  for (const { key, url } of reach.urls) problems.push(urlProblem(key, url, policy));
+  for (const { key, name } of reach.queues) {
+    if (!policy.bindings.includes(name)) {
+      problems.push(`${key}: the queue "${name}" is not in FLEET_POLICY.bindings`);
     }
+  }
+  for (const { key, name, implicit } of reach.handlers) {
+    if (policy.handlers.includes(name)) continue;
+    const which = implicit ? " (the poller's name: deliver.name is not set)" : '';
+    problems.push(`${key}: the handler "${name}"${which} is not in FLEET_POLICY.handlers`);
   }
   return problems.filter((problem): problem is string => problem !== undefined);
 }

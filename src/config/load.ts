@@ -12,6 +12,9 @@ export interface LoadOptions extends InterpolateOptions {
 /** A poller name becomes a Durable Object name, a URL segment and part of idempotency keys. */
 const POLLER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
+/** Names the fleet's own routes take under /pollers/ (a poller of that name would be shadowed). */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['deletions']);
+
 export type PollerEntry =
   | {
       name: string;
@@ -82,6 +85,14 @@ export function loadPoller(
       errors: [
         prefix('name must be 1-63 letters, digits, "_" or "-", starting with a letter or digit'),
       ],
+    };
+  }
+  if (RESERVED_NAMES.has(name)) {
+    return {
+      name,
+      ok: false,
+      ...hint,
+      errors: [prefix(`"${name}" cannot name a poller: /pollers/${name} is a route`)],
     };
   }
   const interpolated = interpolate(raw, env, options);

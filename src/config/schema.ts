@@ -1,23 +1,13 @@
 import * as z from 'zod';
-import { formatDuration, parseDuration } from './duration.ts';
+import { deliverSchema } from '../delivery/kinds/index.ts';
+import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
+import { formatDuration } from './duration.ts';
+import { duration } from './fields.ts';
 import { cronProblem } from './schedule.ts';
 import { parseSize } from './size.ts';
 
-/** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
 export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
-const duration = z.string().transform((text, ctx) => {
-  const ms = parseDuration(text);
-  if (ms === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${text}" is not a duration (use a number and a unit: "500ms", "30s", "15m", "1h", "7d")`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
 
 /** An ISO 8601 instant, parsed to epoch milliseconds. */
 const instant = z.string().transform((text, ctx) => {
@@ -47,49 +37,6 @@ const size = z.string().transform((text, ctx) => {
 
 const MINUTE = 60_000;
 const MB = 1024 * 1024;
-
-export const NEXT_TYPES = ['cursor', 'url', 'link', 'page', 'last_id', 'none'] as const;
-
-/** A key a `type` needs: missing, it says which type needs it. */
-function requiredFor(kind: string, type: string) {
-  return z.string({ error: `is required when ${kind}.type = "${type}"` }).min(1);
-}
-
-/** Optional body paths every paging style but `none` may read. */
-const lastPage = {
-  /** Optional body path; true means this was the last page. */
-  stop: z.string().min(1).optional(),
-  /** Optional body path; false means this was the last page. */
-  more: z.string().min(1).optional(),
-};
-
-/**
- * How to reach the next page of the same window, one shape per `type`: a key that does not
- * apply to the chosen type is an error, never silently ignored.
- */
-const nextSchema = z.discriminatedUnion('type', [
-  /** The body path `path` holds an opaque cursor, sent back as `param`. */
-  z.strictObject({
-    type: z.literal('cursor'),
-    param: requiredFor('next', 'cursor'),
-    path: requiredFor('next', 'cursor'),
-    ...lastPage,
-  }),
-  /** The body path `path` holds the next URL, absolute or relative. */
-  z.strictObject({ type: z.literal('url'), path: requiredFor('next', 'url'), ...lastPage }),
-  /** An RFC 8288 Link header with rel="next". */
-  z.strictObject({ type: z.literal('link'), ...lastPage }),
-  /** `param` = 1, 2, 3… until an empty page. */
-  z.strictObject({ type: z.literal('page'), param: requiredFor('next', 'page'), ...lastPage }),
-  /** `param` = the id of the last record of the page, while `more` is true. */
-  z.strictObject({
-    type: z.literal('last_id'),
-    param: requiredFor('next', 'last_id'),
-    ...lastPage,
-  }),
-  /** One request per window. */
-  z.strictObject({ type: z.literal('none') }),
-]);
 
 /** The upstream API and how to read it. */
 const sourceSchema = z.strictObject({
@@ -126,45 +73,6 @@ const sourceSchema = z.strictObject({
   /** Paging within a window (default { type = "none" }). */
   next: nextSchema.default({ type: 'none' }),
 });
-
-/** What every delivery type shares. */
-const delivering = {
-  /** Per delivery timeout, every kind (default 30s). */
-  timeout: duration.default(30_000),
-  /** Deliveries in flight at once (default 6: the Workers limit on simultaneous outbound connections). */
-  concurrency: z.int().min(1).max(50).default(6),
-};
-
-/** Records per request (webhook) or per sendBatch (queue), 1 to 100 (default 1). */
-const batch = z.int().min(1).max(100).default(1);
-
-/** Where each record goes, one shape per `type`. */
-const deliverSchema = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('webhook'),
-    /** The receiver's URL. */
-    url: z.url({ protocol: /^https?$/, error: 'is required when deliver.type = "webhook"' }),
-    /** Standard Webhooks signing secret ("whsec_…"), usually "${WEBHOOK_SECRET}". */
-    secret: requiredFor('deliver', 'webhook'),
-    batch,
-    ...delivering,
-  }),
-  z.strictObject({
-    type: z.literal('queue'),
-    /** The [[queues.producers]] binding name. */
-    binding: requiredFor('deliver', 'queue'),
-    /** The handler the consumer runs (default: the poller's name). */
-    name: z.string().min(1).optional(),
-    batch,
-    ...delivering,
-  }),
-  z.strictObject({
-    type: z.literal('handler'),
-    /** The name a function is registered under in src/handlers; it gets one record at a time. */
-    name: requiredFor('deliver', 'handler'),
-    ...delivering,
-  }),
-]);
 
 /** One poller: `[vars.POLLERS.<name>]`. */
 export const pollerSchema = z
@@ -247,15 +155,9 @@ export const pollerSchema = z
           'taken over by a second, concurrent run',
       });
     }
-    if (poller.source.next.type === 'page' && poller.source.sorted === 'asc') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['source', 'sorted'],
-        message:
-          'cannot be "asc" with next.type = "page": numbered pages over records sorted oldest first ' +
-          'shift when a record is updated mid-paging, and a record can slip past unseen; sort newest ' +
-          'first (duplicates only) or use a cursor',
-      });
+    // What the paging style cannot work with (numbered pages over records sorted oldest first).
+    for (const problem of pagingProblems(poller.source)) {
+      ctx.addIssue({ code: 'custom', path: ['source', ...problem.path], message: problem.message });
     }
     if (poller.max_run > 14 * MINUTE) {
       ctx.addIssue({
@@ -290,4 +192,4 @@ export type PollerConfig = z.output<typeof pollerSchema>;
 export type SourceConfig = PollerConfig['source'];
 export type DeliverConfig = PollerConfig['deliver'];
 export type NextConfig = SourceConfig['next'];
-export type WebhookConfig = Extract<DeliverConfig, { type: 'webhook' }>;
+export type { WebhookConfig } from '../delivery/kinds/webhook.ts';

@@ -2,11 +2,13 @@
 const UNIT_BYTES = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)$/i;
+const UNITS = ['B', 'KB', 'MB', 'GB'] as const;
 
 /** Parses a size string to bytes, or undefined when it is not one. */
 export function parseSize(text: string): number | undefined {
   const match = SIZE.exec(text.trim());
   if (!match) return undefined;
-  const [, amount, unit] = match as unknown as [string, string, string];
-  return Math.floor(Number(amount) * UNIT_BYTES[unit.toUpperCase() as keyof typeof UNIT_BYTES]);
+  const unit = UNITS.find((name) => name === match[2]?.toUpperCase());
+  if (unit === undefined) return undefined;
+  return Math.floor(Number(match[1]) * UNIT_BYTES[unit]);
 }

@@ -3,6 +3,26 @@ import { withDeadline } from '../deadline.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { Handler } from '../handlers/types.ts';
+import type { BuildDeliverer } from './build.ts';
+import { findHandler } from './find-handler.ts';
+import type { HandlerConfig } from './kinds/handler.ts';
+
+/** Builds a poller's handler deliverer: needs the registered handler; gates every call. */
+export const buildHandler: BuildDeliverer<HandlerConfig> = (
+  config,
+  { poller, env, secrets, sender },
+) => {
+  const found = findHandler(config.name, 'deliver.name');
+  if (!found.ok) return found;
+  const gated: Handler = (record, context) => {
+    sender.check();
+    return found.handler(record, context);
+  };
+  return {
+    ok: true,
+    deliverer: new HandlerDeliverer(poller, config.name, gated, env, secrets, config.timeout),
+  };
+};
 
 /**
  * Handler delivery: calls a registered function per record; a resolved promise is success.

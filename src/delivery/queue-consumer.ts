@@ -9,7 +9,8 @@ import {
 import { redact } from '../config/interpolate.ts';
 import { withDeadline } from '../deadline.ts';
 import { backoffDelay } from '../engine/backoff.ts';
-import { findHandler } from './index.ts';
+import { findHandler } from './find-handler.ts';
+import { kindOf } from './kinds/index.ts';
 
 const messageBody = z.object({
   poller: z.string(),
@@ -58,8 +59,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
       continue;
     }
     const { deliver } = entry.config;
-    const name = deliver.type === 'webhook' ? undefined : deliver.name;
-    const found = findHandler(name ?? body.poller, 'deliver.name');
+    const found = findHandler(kindOf(deliver).queueHandler(deliver, body.poller), 'deliver.name');
     if (!found.ok) {
       retry(found.error);
       continue;
@@ -112,7 +112,7 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
         drop(batch.queue, message, `poller "${body.poller}" was deleted`);
         continue;
       }
-      await pollerObject(env, body.poller).queueDeadLetter(body.poller, {
+      await pollerObject(env, body.poller).queueDeadLetter({
         key: body.idempotency_key,
         id: body.id,
         version: body.version,

@@ -1,6 +1,9 @@
 import { withDeadline } from '../deadline.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
+import type { BuildDeliverer } from './build.ts';
+import { findHandler } from './find-handler.ts';
+import { type QueueConfig, queue } from './kinds/queue.ts';
 
 /** The body of one queue message. */
 export interface QueueMessageBody {
@@ -19,6 +22,49 @@ export const QUEUE_LIMITS = { messages: 100, batchBytes: 256_000, messageBytes: 
 /** The producer side of a Queue binding, as much of it as delivery needs. */
 export interface QueueProducer {
   sendBatch(messages: Iterable<MessageSendRequest<QueueMessageBody>>): Promise<void>;
+}
+
+/**
+ * Builds a poller's queue deliverer: needs the producer binding and the handler its consumer
+ * will run; gates every sendBatch, and its messages carry the sender's incarnation.
+ */
+export const buildQueue: BuildDeliverer<QueueConfig> = (config, { poller, bindings, sender }) => {
+  const producer = bindings[config.binding];
+  if (!isQueue(producer)) {
+    return {
+      ok: false,
+      error: `deliver.binding: no queue producer "${config.binding}" in wrangler.toml ([[queues.producers]])`,
+    };
+  }
+  const consumer = findHandler(
+    queue.queueHandler(config, poller),
+    'deliver.name (the handler the queue consumer runs)',
+  );
+  if (!consumer.ok) return consumer;
+  const gated: QueueProducer = {
+    sendBatch: (messages) => {
+      sender.check();
+      return producer.sendBatch(messages);
+    },
+  };
+  return {
+    ok: true,
+    deliverer: new QueueDeliverer(
+      poller,
+      config.binding,
+      gated,
+      config.timeout,
+      sender.incarnation,
+    ),
+  };
+};
+
+function isQueue(value: unknown): value is QueueProducer {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as QueueProducer).sendBatch === 'function'
+  );
 }
 
 /**

@@ -1,10 +1,27 @@
 import { redact } from '../config/interpolate.ts';
-import type { WebhookConfig } from '../config/schema.ts';
 import { withDeadline } from '../deadline.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
-import { sha256Hex, signWebhook, webhookId } from './standard-webhooks.ts';
+import type { BuildDeliverer } from './build.ts';
+import type { WebhookConfig } from './kinds/webhook.ts';
+import { sha256Hex, signingSecretProblem, signWebhook, webhookId } from './standard-webhooks.ts';
+
+/** Builds a poller's webhook deliverer: refuses a secret too weak to sign; gates every request. */
+export const buildWebhook: BuildDeliverer<WebhookConfig> = (
+  config,
+  { poller, fetcher, secrets, now, sender },
+) => {
+  const secretProblem = signingSecretProblem(config.secret);
+  if (secretProblem !== undefined) {
+    return { ok: false, error: `deliver.secret: ${secretProblem}` };
+  }
+  const gated: HttpFetch = (request) => {
+    sender.check();
+    return fetcher(request);
+  };
+  return { ok: true, deliverer: new WebhookDeliverer(poller, config, gated, secrets, now) };
+};
 
 /** The JSON body of one webhook delivery, or one element of a batch. */
 export interface WebhookBody {

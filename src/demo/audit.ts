@@ -22,7 +22,7 @@ export interface AuditReport {
  */
 export async function audit(env: Env, poller: string): Promise<AuditReport> {
   const upstream = env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
-  const status = await pollerObject(env, poller).status(poller);
+  const status = await pollerObject(env, poller).status();
   const checkpoint = status.checkpoint === null ? 0 : Date.parse(status.checkpoint);
   const startedFrom = status.started_from === null ? 0 : Date.parse(status.started_from);
   const [produced, inScope, versions] = await Promise.all([

@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { envValues } from '../env-values.ts';
 
 /** The demo's knobs, overridable with vars (tests turn the noise off). */
 export interface DemoSettings {
@@ -157,7 +158,7 @@ export class DemoUpstream extends DurableObject<Env> {
   }
 
   private settings(): DemoSettings {
-    const vars = this.env as unknown as Record<string, unknown>;
+    const vars = envValues(this.env);
     const number = (name: string, fallback: number) => {
       const value = Number(vars[name]);
       return vars[name] === undefined || Number.isNaN(value) ? fallback : value;

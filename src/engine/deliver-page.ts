@@ -89,8 +89,10 @@ export function planDelivery(ctx: RunContext, updates: Update[], keys?: string[]
   };
 }
 
+/** Records per deliver() call: what the delivery's kind says, through its deliverer. */
 function batchSize(ctx: RunContext): number {
-  return ctx.config.deliver.type === 'handler' ? 1 : ctx.config.deliver.batch;
+  const { deliverer, config } = ctx;
+  return deliverer.batch ?? ('batch' in config.deliver ? config.deliver.batch : 1);
 }
 
 /**

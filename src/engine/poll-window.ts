@@ -2,23 +2,17 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type DeliveryPlan, deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
 import { unreadableKey } from './idempotency.ts';
+import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
   type FailingUpdate,
   type LedgerEntry,
   ledgerKey,
   type PageResult,
   type RunContext,
-  type Update,
 } from './ports.ts';
+import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
 import { nextCheckpoint, type Window } from './window.ts';
-import {
-  type ByVersion,
-  DeliveredLog,
-  HandledKeys,
-  list,
-  listed,
-  RetryableList,
-} from './window-memory.ts';
+import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = BudgetStop | 'rate_limit';
@@ -136,18 +130,12 @@ export async function pollWindow(
   let cursor: string | null = null;
   let page = 0;
   // While records arrive oldest first and all so far were handled, everything below the last
-  // one is handled: a safe checkpoint if the window cannot finish in this run.
-  let ordered = config.source.sorted === 'asc';
-  let allHandled = true;
-  let handledBelow: number | undefined;
-  let lastVersion = Number.NEGATIVE_INFINITY;
-  // A partial checkpoint never passes a version that is still failing (or held behind one):
-  // C stops at it, so the next window asks for it again (R2, R8).
+  // one is handled: a safe checkpoint if the window cannot finish in this run (never past a
+  // version still failing: engine/sorted-progress.ts).
+  let progress = startProgress(config.source.sorted === 'asc');
   const safeBelow = (): { handledBelow?: number } => {
-    if (!ordered || handledBelow === undefined) return {};
-    let bound = handledBelow;
-    for (const failure of failing.values()) bound = Math.min(bound, failure.versionMs);
-    return { handledBelow: bound };
+    const below = sortedSafeBelow(progress, failingVersions(failing));
+    return below === undefined ? {} : { handledBelow: below };
   };
   const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
     kind: 'incomplete',
@@ -257,12 +245,11 @@ export async function pollWindow(
 
       // Nothing of this page failing, held or cut short: every update on it is handled.
       const everyHandled = outcome.retryable.length === 0 && outcome.stop === undefined;
-      result.updates.forEach((update, i) => {
-        if (update.versionMs < lastVersion) ordered = false;
-        lastVersion = update.versionMs;
-        allHandled &&= everyHandled || seen.has(keys[i] ?? '', update.versionMs);
-        if (allHandled) handledBelow = update.versionMs;
-      });
+      progress = afterPage(
+        progress,
+        result.updates,
+        (update, i) => everyHandled || seen.has(keys[i] ?? '', update.versionMs),
+      );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
         const progress = onProgress(safe, delivered.entries());
@@ -330,88 +317,10 @@ function lookAhead(
   return budget.take(now) === null;
 }
 
-/**
- * Puts in front of a newer version the older versions of its id that are still failing,
- * from their stored record: the older one goes first even if the upstream no longer shows
- * it, so the newer one never waits on a version that will not come back.
- */
-function withOlderFailing(
-  fresh: Update[],
-  failing: Map<string, FailingUpdate>,
-  seen: HandledKeys,
-  firstPage: boolean,
-): Update[] {
-  if (failing.size === 0) return fresh;
-  const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
-  const extra: Update[] = [];
-  // The window's first page also retries every version still failing from earlier runs, so
-  // each gets its attempts (and its dead letter) even if the upstream no longer shows it.
-  if (firstPage) {
-    for (const failure of failing.values()) {
-      const key = ledgerKey(failure.id, failure.version);
-      if (present.has(key) || seen.has(key, failure.versionMs)) continue;
-      present.add(key);
-      const { id, version, versionMs, record } = failure;
-      extra.push({ id, version, versionMs, record });
-    }
-  }
-  for (const update of fresh) {
-    for (const failure of failing.values()) {
-      if (failure.id !== update.id || failure.versionMs >= update.versionMs) continue;
-      const key = ledgerKey(failure.id, failure.version);
-      if (present.has(key) || seen.has(key, failure.versionMs)) continue;
-      present.add(key);
-      const { id, version, versionMs, record } = failure;
-      extra.push({ id, version, versionMs, record });
-    }
-  }
-  return extra.length === 0 ? fresh : [...extra, ...fresh];
-}
-
-/** The page's updates not delivered yet, each `(id, version)` once, with their keys. */
-function uniqueNew(
-  updates: Update[],
-  keys: string[],
-  seen: HandledKeys,
-): { updates: Update[]; keys: string[] } {
-  // A page whose versions strictly rise (or fall) cannot hold one (id, version) twice: only
-  // a page with equal stamps needs to be checked against itself.
-  const page: ByVersion | null = strictlyOrdered(updates) ? null : new Map();
-  // Copied only once one is left out: most pages are new from end to end.
-  let fresh: Update[] | null = null;
-  let freshKeys: string[] = keys;
-  for (let i = 0; i < updates.length; i += 1) {
-    const update = updates[i] as Update;
-    const key = keys[i] ?? '';
-    const repeat =
-      seen.has(key, update.versionMs) || (page !== null && listed(page, update.versionMs, key));
-    if (repeat) {
-      if (fresh === null) {
-        fresh = updates.slice(0, i);
-        freshKeys = keys.slice(0, i);
-      }
-      continue;
-    }
-    if (page !== null) list(page, update.versionMs, key);
-    if (fresh !== null) {
-      fresh.push(update);
-      freshKeys.push(key);
-    }
-  }
-  return fresh === null ? { updates, keys } : { updates: fresh, keys: freshKeys };
-}
-
-function strictlyOrdered(updates: Update[]): boolean {
-  let rising = true;
-  let falling = true;
-  for (let i = 1; i < updates.length && (rising || falling); i += 1) {
-    const step = (updates[i] as Update).versionMs - (updates[i - 1] as Update).versionMs;
-    rising &&= step > 0;
-    falling &&= step < 0;
-  }
-  return rising || falling;
-}
-
 export function holdsLease(ctx: RunContext, epoch: number): boolean {
   return ctx.store.holds(epoch);
+}
+
+function* failingVersions(failing: Map<string, FailingUpdate>): Iterable<number> {
+  for (const failure of failing.values()) yield failure.versionMs;
 }

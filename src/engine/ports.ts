@@ -60,6 +60,11 @@ export interface DeliveryItem {
  * request, a queue sendBatch, one handler call). Must not throw: failures are results.
  */
 export interface Deliverer {
+  /**
+   * The most items one `deliver` call takes, as the delivery's kind says (1 for a handler).
+   * Absent (a test double): `deliver.batch` where the config has one, else 1.
+   */
+  readonly batch?: number;
   deliver(items: DeliveryItem[]): Promise<DeliveryResult>;
 }
 

@@ -24,7 +24,6 @@ export async function pushConfig(
   issued: { config: string; version: number; incarnation: number },
 ): Promise<PushOutcome> {
   const reply = await pollerObject(env, name).configure(
-    name,
     issued.config,
     issued.version,
     issued.incarnation,

@@ -13,10 +13,11 @@ import { statusRoutes } from './routes/status.ts';
 import { securityHeaders } from './security-headers.ts';
 
 /**
- * The Worker's HTTP face: the dashboard, /healthz (the one public route), metrics, status,
- * the admin API, and the built-in demo upstream. Every route but /healthz and the
- * dashboard's empty page needs a token. Every response, errors included, carries the
- * security headers (CSP, frame-ancestors, nosniff, no-referrer).
+ * The Worker's HTTP face: the dashboard, /healthz, metrics, status, the admin API, and the
+ * built-in demo upstream. Every route needs a token but /healthz (counts only), the
+ * dashboard's pages (empty shells: their data comes through token routes) and the nudge
+ * route (its own NUDGE_TOKEN rule); README "Routes" lists them all. Every response, errors
+ * included, carries the security headers (CSP, frame-ancestors, nosniff, no-referrer).
  */
 export const app = new Hono<{ Bindings: Env }>()
   .use(securityHeaders())

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { envValues } from '../env-values.ts';
 import { sameSecret } from '../secrets/same-secret.ts';
 
 export type Access = 'read' | 'admin';
@@ -65,6 +66,6 @@ export async function canAdmin(c: Context<{ Bindings: Env }>): Promise<boolean> 
 
 /** The top-level var `public_status = true` (or "true"). */
 function isPublic(env: Env): boolean {
-  const value = (env as unknown as Record<string, unknown>).public_status;
+  const value = envValues(env).public_status;
   return value === true || value === 'true';
 }

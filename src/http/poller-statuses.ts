@@ -1,4 +1,4 @@
-import { loadPollers } from '../config/load.ts';
+import { staticPollers } from '../catalog.ts';
 import type { PollerStatus } from '../poller/status.ts';
 import { pollerObject } from './known-poller.ts';
 
@@ -7,10 +7,10 @@ export async function pollerStatuses(env: Env): Promise<{
   errors: string[];
   pollers: { status: PollerStatus; enabled: boolean }[];
 }> {
-  const loaded = loadPollers(env as unknown as Record<string, unknown>);
+  const loaded = staticPollers(env);
   const pollers = await Promise.all(
     loaded.pollers.map(async (entry) => ({
-      status: await pollerObject(env, entry.name).status(entry.name),
+      status: await pollerObject(env, entry.name).status(),
       enabled: entry.ok ? entry.config.enabled : entry.enabled,
     })),
   );

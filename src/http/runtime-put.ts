@@ -59,7 +59,7 @@ export async function admitRuntimePut(
   const previous = await findPoller(env, name);
   const replacing = previous?.kind === 'runtime';
   const object = pollerObject(env, name);
-  const own = replacing ? (await object.listSecrets(name)).map((secret) => secret.name) : [];
+  const own = replacing ? (await object.listSecrets()).map((secret) => secret.name) : [];
   const moving = replacing && !taken.keepSecrets ? secretsOffOrigin(previous.raw, raw, own) : [];
   const kept = own.filter((secret) => !moving.includes(secret));
   const { entry, unset } = checkRuntimePut(name, raw, envValues(env), kept, policy.policy);
@@ -70,7 +70,7 @@ export async function admitRuntimePut(
       body: { error: 'invalid poller config', errors: entry.errors },
     };
   }
-  for (const secret of moving) await object.deleteSecret(name, secret);
+  for (const secret of moving) await object.deleteSecret(secret);
   return {
     ok: true,
     raw,

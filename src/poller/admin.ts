@@ -1,5 +1,5 @@
 import type { Json } from '../engine/ports.ts';
-import type { SqliteStore } from './sqlite-store.ts';
+import type { SqliteStore } from './store/index.ts';
 
 export type CheckpointResult =
   | { outcome: 'moved'; from: string | null; to: string; backfill: boolean }
@@ -13,7 +13,7 @@ export function audit(
   detail: Json,
   now: number,
 ): void {
-  store.appendAudit({ at: now, action, detail });
+  store.audit.append({ at: now, action, detail });
   console.log(JSON.stringify({ event: 'admin', poller, action, detail }));
 }
 

@@ -1,6 +1,8 @@
-import type { Json, RunContext } from '../engine/ports.ts';
+import type { DeadLetter, Json, RunContext } from '../engine/ports.ts';
+import { parseTimestamp } from '../sources/time.ts';
 import { MAX_RECORD_DEPTH, readRecord, textDepth, tooDeep } from './record-text.ts';
-import type { SqliteStore, StoredDeadLetter } from './sqlite-store.ts';
+import type { QueuedDeadLetter } from './rpc.ts';
+import type { SqliteStore, StoredDeadLetter } from './store/index.ts';
 
 /** A page of dead letters stops once its records add up to this (one letter at least). */
 export const DEAD_LETTER_PAGE_BYTES = 4 * 1024 * 1024;
@@ -58,7 +60,7 @@ export function listDeadLetters(
   cursor: string | undefined,
 ): { items: DeadLetterView[]; next_cursor: string | null } {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
-  const { letters, more } = store.deadLetters(limit, after, DEAD_LETTER_PAGE_BYTES);
+  const { letters, more } = store.deadLetters.page(limit, after, DEAD_LETTER_PAGE_BYTES);
   const last = letters.at(-1);
   return {
     items: letters.map(viewOf),
@@ -82,7 +84,7 @@ export async function replayDeadLetter(
   rearm: () => Promise<void>,
   key: string,
 ): Promise<ReplayResult> {
-  const letter = store.findDeadLetter(key);
+  const letter = store.deadLetters.find(key);
   if (!letter) return { outcome: 'not_found', key };
   if (
     letter.kind === 'unreadable' ||
@@ -122,11 +124,11 @@ export async function replayDeadLetter(
     ]);
     const at = context.now();
     if (result.kind === 'delivered') {
-      store.removeDeadLetter(key, { at, action: 'dead_letter.replayed', detail: { key } });
+      store.deadLetters.remove(key, { at, action: 'dead_letter.replayed', detail: { key } });
       return { outcome: 'delivered', key };
     }
-    store.updateDeadLetter(key, result.error, at);
-    store.appendAudit({
+    store.deadLetters.recordReplayFailure(key, result.error, at);
+    store.audit.append({
       at,
       action: 'dead_letter.replay_failed',
       detail: { key, error: result.error },
@@ -155,10 +157,10 @@ export function discardDeadLetter(
   reason: string,
   now: number,
 ): { outcome: 'discarded' | 'not_found'; key: string } {
-  const letter = store.findDeadLetter(key);
+  const letter = store.deadLetters.find(key);
   if (!letter) return { outcome: 'not_found', key };
   const detail = { key, reason, id: letter.id, version: letter.version, error: letter.error };
-  store.removeDeadLetter(key, { at: now, action: 'dead_letter.discarded', detail });
+  store.deadLetters.remove(key, { at: now, action: 'dead_letter.discarded', detail });
   return { outcome: 'discarded', key };
 }
 
@@ -175,4 +177,20 @@ function decodeCursor(cursor: string): { firstFailure: number; key: string } | u
   } catch {
     return undefined;
   }
+}
+
+/** A message the queue consumer gave up on (the dead-letter queue), as a dead letter (R8). */
+export function queuedDeadLetter(message: QueuedDeadLetter, now: number): DeadLetter {
+  return {
+    key: message.key,
+    kind: 'delivery',
+    id: message.id,
+    version: message.version,
+    versionMs: parseTimestamp(message.version) ?? null,
+    record: JSON.parse(message.record) as unknown,
+    error: `the queue consumer gave up after ${message.attempts} attempt(s) (dead-letter queue)`,
+    attempts: message.attempts,
+    firstFailure: message.at,
+    lastFailure: now,
+  };
 }

@@ -1,84 +1,54 @@
 import { DurableObject } from 'cloudflare:workers';
-import { settableAlarmTime } from '../engine/iso-time.ts';
-import type { NudgeReply } from '../engine/nudge.ts';
-import { PollerEngine, type TriggerResult } from '../engine/poller.ts';
-import type { RunContext, RunRecord } from '../engine/ports.ts';
-import { registryOf } from '../registry/registry.ts';
-import { REPORT_EVERY_MS } from '../registry/reported-lag.ts';
-import {
-  configuredKeys,
-  countKeyRoles,
-  isSecretsError,
-  type KeyRoleCounts,
-  PollerSecrets,
-  secretKeysFrom,
-} from '../secrets/index.ts';
-import { parseTimestamp } from '../sources/time.ts';
-import { audit, moveCheckpoint } from './admin.ts';
+import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
   listDeadLetters,
+  queuedDeadLetter,
   type ReplayResult,
   replayDeadLetter,
 } from './dead-letters.ts';
+import { type EngineOf, engineOf } from './engine-port.ts';
 import { SqliteFreshness } from './freshness-store.ts';
 import { Incarnation } from './incarnation.ts';
 import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
-import { SqliteStore } from './sqlite-store.ts';
-import { assessHealth, buildStatus, faultReason, type PollerStatus } from './status.ts';
-import { type Wiring, wirePoller } from './wiring.ts';
-
-/** One object for "no secrets of its own", so the wiring cache can tell it from a change. */
-const NO_SECRETS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
-export type TriggerReply = TriggerResult | { outcome: 'misconfigured'; errors: string[] };
-
-/** What a config push did: applied (its version), refused for an erased incarnation, or invalid. */
-export type ConfigureReply =
-  | { ok: true; version: number }
-  | { ok: false; refused?: 'erased'; errors: string[] };
-
-/** What the watchdog's visit found; `stale` when the object does not run the issued config. */
-export type VisitReply =
-  | {
-      ok: true;
-      repaired: boolean;
-      nextTickAt: number | null;
-      version: number | null;
-      incarnation: number | null;
-    }
-  | {
-      ok: false;
-      stale: boolean;
-      errors: string[];
-      version: number | null;
-      incarnation: number | null;
-    };
+import { OwnSecrets } from './own-secrets.ts';
+import { reportToRegistry } from './registry-report.ts';
+import type {
+  ConfigureReply,
+  DeadLetterPage,
+  DiscardReply,
+  IssuedConfig,
+  Misconfigured,
+  NudgeRpcReply,
+  PollerRpc,
+  PutSecretReply,
+  QueuedDeadLetter,
+  RunNowReply,
+  SealedSecretListing,
+  StorageStats,
+  TriggerReply,
+  VisitReply,
+} from './rpc.ts';
+import { buildStatus, type PollerStatus } from './status.ts';
+import type { StoredRun } from './store/history.ts';
+import { SqliteStore } from './store/index.ts';
+import { type Wiring, WiringCache } from './wiring.ts';
 
 /**
  * One poller: owns its lease, checkpoint, ledger and history in SQLite, and runs the
- * engine. Everything it knows is in storage; the alarm is derived from it.
+ * engine. Everything it knows is in storage; the alarm is derived from it. It is reached by
+ * `idFromName(poller)`, and knows its name from its id (see `name`).
  */
-export class Poller extends DurableObject<Env> {
+export class Poller extends DurableObject<Env> implements PollerRpc {
   /** This life of the object (R14): erase() ends it, and what was built for it stops. */
   private incarnation = new Incarnation();
   private sqlite: SqliteStore;
   private freshnessStore: SqliteFreshness | null = null;
   /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
-  private decrypted: Record<string, string> | null = null;
-  /**
-   * The last wiring and what it was built from: a tick asks for it twice (the run, then the
-   * registry's report), and validating the config is most of a quiet tick's CPU. Built again
-   * when the name, the runtime config or the poller's secrets change; the Worker's own vars
-   * and secrets cannot change under a running instance (a deploy starts new ones).
-   */
-  private wired: {
-    name: string;
-    config: string | null;
-    secrets: Record<string, string>;
-    wiring: Wiring;
-  } | null = null;
+  private readonly secrets: OwnSecrets;
+  /** The poller's config, wired, kept while nothing it was built from changed. */
+  private readonly wirings: WiringCache;
 
   private get store(): SqliteStore {
     return this.sqlite;
@@ -88,46 +58,47 @@ export class Poller extends DurableObject<Env> {
     super(ctx, env);
     migrate(ctx.storage);
     this.sqlite = new SqliteStore(ctx.storage, this.incarnation);
+    this.secrets = new OwnSecrets(ctx.storage.sql, env);
+    this.wirings = new WiringCache(env, this.secrets);
   }
 
-  /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
-  async trigger(name: string, kind: 'cron' | 'manual'): Promise<TriggerReply> {
-    this.rememberName(name);
-    const engine = await this.engine(name);
+  /**
+   * The poller's name: its id's, which every caller reaches it by (`idFromName`, the alarm
+   * included), else the one stored for an id without a name. Null only for an object reached
+   * by an id without a name before any name was stored: no poller's.
+   */
+  private get name(): string | null {
+    return this.ctx.id.name ?? this.store.meta.name();
+  }
+
+  async trigger(kind: 'cron' | 'manual'): Promise<TriggerReply> {
+    const engine = await this.engine(this.seen());
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     return engine.engine.trigger(kind);
   }
 
-  async status(name: string): Promise<PollerStatus> {
-    this.rememberName(name);
+  async status(): Promise<PollerStatus> {
+    const name = this.seen();
     const wiring = await this.wiring(name);
+    const store = this.store;
     return buildStatus({
       name,
       configErrors: wiring.ok ? [] : wiring.errors,
       config: wiring.ok ? wiring.context.config : undefined,
-      state: this.store.read(),
-      lastRun: this.store.runs(1)[0],
+      state: store.read(),
+      lastRun: store.history.runs(1)[0],
       alarm: await this.ctx.storage.getAlarm(),
-      counters: this.store.counters(),
-      deadLetters: this.store.deadLetterSummary(),
-      audit: this.store.auditLog(20),
-      firstSeenAt: this.store.firstSeenAt(),
-      tables: this.store.tableSizes(),
-      databaseBytes: this.store.databaseBytes(),
+      counters: store.counters(),
+      deadLetters: store.deadLetters.summary(),
+      audit: store.audit.list(20),
+      firstSeenAt: store.presence.firstSeenAt(),
+      tables: store.tableSizes(),
+      databaseBytes: store.databaseBytes(),
       now: Date.now(),
       freshness: { lateness: this.freshness.lateness(Date.now()), nudges: this.freshness.nudges() },
       // After the wiring above, whose read of the secrets moves them during a rotation.
-      secretKeys: await this.secretKeyCounts(),
+      secretKeys: await this.secrets.keyCounts(),
     });
-  }
-
-  /** How many of the poller's own secrets each of the Worker's keys seals (rotations). */
-  private async secretKeyCounts(): Promise<KeyRoleCounts> {
-    const sealed = new PollerSecrets(this.ctx.storage.sql).listSealed();
-    return countKeyRoles(
-      sealed.map((secret) => secret.key_id),
-      await configuredKeys(this.env),
-    );
   }
 
   /**
@@ -135,18 +106,12 @@ export class Poller extends DurableObject<Env> {
    * the nudge token the caller presented, checked here against the poller's NUDGE_TOKEN
    * secret; null when the route has already checked ADMIN_TOKEN.
    */
-  async nudge(
-    name: string,
-    token: string | null,
-  ): Promise<
-    NudgeReply | { outcome: 'unauthorized' } | { outcome: 'ignored'; reason: 'misconfigured' }
-  > {
+  async nudge(token: string | null): Promise<NudgeRpcReply> {
     if (token !== null) {
-      const own = await this.ownSecrets(name);
+      const own = await this.secrets.values(this.named());
       if (!own.ok || !(await isNudgeToken(own.values, token))) return { outcome: 'unauthorized' };
     }
-    this.rememberName(name);
-    const engine = await this.engine(name);
+    const engine = await this.engine(this.seen());
     if (!engine.ok) return { outcome: 'ignored', reason: 'misconfigured' };
     return engine.engine.nudge();
   }
@@ -161,33 +126,38 @@ export class Poller extends DurableObject<Env> {
     return this.freshnessStore;
   }
 
-  /** The run history, newest first. */
-  async runs(limit: number): Promise<RunRecord[]> {
-    return this.store.runs(limit);
+  async runs(limit: number): Promise<StoredRun[]> {
+    return this.store.history.runs(limit);
   }
 
-  /** Runs now and answers with the run's outcome, or says why it was skipped (admin). */
-  async runNow(name: string) {
-    this.rememberName(name);
+  async run(id: number): Promise<StoredRun | null> {
+    return this.store.history.run(id);
+  }
+
+  async runNow(): Promise<RunNowReply> {
+    const name = this.seen();
     const engine = await this.engine(name);
-    if (!engine.ok) return { outcome: 'misconfigured' as const, errors: engine.errors };
+    if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     const life = this.incarnation;
     const reply = await engine.engine.runNow();
-    if (life !== this.incarnation) return reply; // erased meanwhile: nothing of it is kept
-    audit(
-      this.store,
-      name,
-      'run.manual',
-      { outcome: reply.outcome === 'ran' ? reply.run.outcome : reply.outcome },
-      Date.now(),
-    );
-    await this.reportToRegistry(name);
-    return reply;
+    const erased = life !== this.incarnation; // then nothing of it is kept, history included
+    if (!erased) {
+      const outcome = reply.outcome === 'ran' ? reply.run.outcome : reply.outcome;
+      audit(this.store, name, 'run.manual', { outcome }, Date.now());
+      await this.report(name);
+    }
+    if (reply.outcome !== 'ran') return reply;
+    const { run } = reply;
+    if (erased) return { ...reply, run: { ...run, id: null } };
+    // Its line of history, found by its lease and start (a skipped trigger may follow it).
+    const kept = this.store.history
+      .runs(10)
+      .find((line) => line.epoch === run.epoch && line.startedAt === run.startedAt);
+    return { ...reply, run: { ...run, id: kept?.id ?? null } };
   }
 
-  /** Pauses (every trigger skipped) or resumes the poller (admin). */
-  async setPaused(name: string, paused: boolean, reason: string | null) {
-    this.rememberName(name);
+  async setPaused(paused: boolean, reason: string | null): Promise<{ paused: boolean }> {
+    const name = this.seen();
     this.store.setPaused(paused);
     audit(this.store, name, paused ? 'poller.paused' : 'poller.resumed', { reason }, Date.now());
     const engine = await this.engine(name);
@@ -195,7 +165,7 @@ export class Poller extends DurableObject<Env> {
     // made up: the next window covers them).
     if (engine.ok) await engine.engine.ensureScheduled();
     else if (paused) await this.idleUnlessLeased();
-    await this.reportToRegistry(name);
+    await this.report(name);
     return { paused };
   }
 
@@ -204,41 +174,36 @@ export class Poller extends DurableObject<Env> {
    * here so that the poller runs without asking the registry, and scheduled from it. A new
    * version replaces the old; the checkpoint, ledger and dead letters stay.
    */
-  async configure(
-    name: string,
-    config: string,
-    version: number,
-    incarnation: number,
-  ): Promise<ConfigureReply> {
+  async configure(config: string, version: number, incarnation: number): Promise<ConfigureReply> {
+    const meta = this.store.meta;
     // R14: a push for an incarnation erased here (a DELETE answered before it arrived) or
     // older than the one running is refused: no earlier life of the name comes back.
-    const running = this.store.incarnation();
-    if (incarnation <= this.store.erasedIncarnation() || incarnation < (running ?? 0)) {
-      return { ok: false, refused: 'erased', errors: [`poller "${name}": deleted meanwhile`] };
+    const running = meta.incarnation();
+    if (incarnation <= meta.erasedIncarnation() || incarnation < (running ?? 0)) {
+      return {
+        ok: false,
+        refused: 'erased',
+        errors: [`poller "${this.named()}": deleted meanwhile`],
+      };
     }
     // A newer incarnation than the one here: the registry forgot the older one, so must this
     // object (only a crash between the registry's steps could bring this about).
     if (running !== null && incarnation > running) await this.erase(running);
     // Before the name: an erased object takes a name only with a new incarnation.
-    if (running !== incarnation) this.store.setIncarnation(incarnation);
-    this.rememberName(name);
-    const stored = this.store.runtimeConfig();
+    if (running !== incarnation) this.store.meta.setIncarnation(incarnation);
+    const name = this.seen();
+    const stored = this.store.meta.runtimeConfig();
     if (stored !== null && running === incarnation && stored.version > version)
       return { ok: true, version: stored.version };
-    this.store.setRuntimeConfig(config, version);
-    this.store.markRegistered();
+    this.store.meta.setRuntimeConfig(config, version);
+    this.store.meta.markRegistered();
     this.store.setNextTick(null); // the schedule may have changed: booked again below
-    audit(
-      this.store,
-      name,
-      stored === null ? 'config.created' : 'config.replaced',
-      { version },
-      Date.now(),
-    );
+    const action = stored === null ? 'config.created' : 'config.replaced';
+    audit(this.store, name, action, { version }, Date.now());
     const engine = await this.engine(name);
     if (engine.ok) await engine.engine.ensureScheduled();
     else await this.idleUnlessLeased();
-    await this.reportToRegistry(name);
+    await this.report(name);
     return engine.ok ? { ok: true, version } : { ok: false, errors: engine.errors };
   }
 
@@ -261,14 +226,11 @@ export class Poller extends DurableObject<Env> {
     const ended = this.incarnation;
     ended.end();
     const epoch = this.store.read().lease.epoch;
-    const tombstone = Math.max(
-      incarnation,
-      this.store.incarnation() ?? 0,
-      this.store.erasedIncarnation(),
-    );
+    const meta = this.store.meta;
+    const tombstone = Math.max(incarnation, meta.incarnation() ?? 0, meta.erasedIncarnation());
     this.incarnation = new Incarnation();
-    this.decrypted = null;
-    this.wired = null;
+    this.secrets.forget();
+    this.wirings.forget();
     this.freshnessStore = null;
     await this.ctx.blockConcurrencyWhile(async () => {
       await this.ctx.storage.deleteAlarm();
@@ -283,144 +245,74 @@ export class Poller extends DurableObject<Env> {
    * The watchdog's visit: books the poller's tick if it has none and sets the alarm again if
    * the platform lost it. Says what it found, and which config version this object runs.
    */
-  async ensureScheduled(
-    name: string,
-    issued: { version: number; incarnation: number } | null = null,
-  ): Promise<VisitReply> {
-    const version = this.store.runtimeConfig()?.version ?? null;
-    const incarnation = this.store.incarnation();
+  async ensureScheduled(issued: IssuedConfig | null = null): Promise<VisitReply> {
+    const version = this.store.meta.runtimeConfig()?.version ?? null;
+    const incarnation = this.store.meta.incarnation();
     // A runtime poller's object that does not run what the registry issued writes nothing
     // here (an erased one stays erased): the watchdog pushes the config, if still issued.
     if (issued !== null && (incarnation !== issued.incarnation || version !== issued.version)) {
       return { ok: false, stale: true, errors: [], version, incarnation };
     }
-    this.rememberName(name);
-    this.store.markRegistered();
+    const name = this.seen();
+    this.store.meta.markRegistered();
     const engine = await this.engine(name);
     if (!engine.ok) return { ok: false, stale: false, errors: engine.errors, version, incarnation };
     const result = await engine.engine.ensureScheduled();
-    await this.reportToRegistry(name);
+    await this.report(name);
     return { ok: true, ...result, version, incarnation };
   }
 
-  /**
-   * Tells the registry what lists show of this poller, when it changed (its state or dead
-   * letters), or its checkpoint moved and REPORT_EVERY has passed: a few writes a day for a
-   * steady poller, whatever its schedule.
-   */
-  private async reportToRegistry(name: string): Promise<void> {
-    if (!this.store.registered()) return;
+  /** Reports to the registry what lists show of this poller, if it lists it (see reportToRegistry). */
+  private async report(name: string): Promise<void> {
+    if (!this.store.meta.registered()) return;
     const now = Date.now();
     const wiring = await this.wiring(name);
-    const state = this.store.read();
-    const deadLetters = this.store.deadLetterSummary();
-    const health = assessHealth({
-      name,
-      configErrors: wiring.ok ? [] : wiring.errors,
-      config: wiring.ok ? wiring.context.config : undefined,
-      state,
-      lastRun: this.store.runs(1)[0],
-      deadLetters,
-      firstSeenAt: this.store.firstSeenAt(),
-      now,
-      freshness: { lateness: this.freshness.lateness(now), nudges: this.freshness.nudges() },
-    });
-    const summary = {
-      state: health.state,
-      checkpoint: state.checkpoint,
-      deadLetters: deadLetters.count,
-      atFault: health.alerts.length > 0,
-      // Sent with the rest, not a reason to report: an alert's text changes with every tick.
-      reason: faultReason(health.alerts),
-    };
-    const last = this.store.lastReport();
-    const changed =
-      last === null ||
-      last.state !== summary.state ||
-      last.deadLetters !== summary.deadLetters ||
-      last.atFault !== summary.atFault ||
-      (last.checkpoint !== summary.checkpoint && now - last.at >= REPORT_EVERY_MS);
-    if (!changed) return;
-    try {
-      await registryOf(this.env).report(name, summary, now);
-      this.store.setLastReport({ ...summary, at: now });
-    } catch (error) {
-      // The next run reports again: a list a few minutes stale is better than a failed run.
-      console.log(
-        JSON.stringify({ event: 'registry_report_failed', poller: name, error: String(error) }),
-      );
-    }
+    await reportToRegistry(this.env, name, this.store, wiring, this.freshness, now);
   }
 
-  /** Moves the checkpoint by hand (admin): a backfill, or with force a skip forward. */
-  async moveCheckpoint(name: string, request: { at: number; reason: string; force: boolean }) {
-    this.rememberName(name);
-    return moveCheckpoint(this.store, name, request, Date.now());
+  async moveCheckpoint(request: {
+    at: number;
+    reason: string;
+    force: boolean;
+  }): Promise<CheckpointResult> {
+    return moveCheckpoint(this.store, this.seen(), request, Date.now());
   }
 
-  /** What this object has written to storage since it started, for cost checks. */
-  async storageStats(): Promise<{ rowsWritten: number; alarmWrites: number; ledgerRows: number }> {
+  async storageStats(): Promise<StorageStats> {
     const writes = this.store.writeCounts();
     return {
       rowsWritten: writes.rows,
       alarmWrites: writes.alarms,
-      ledgerRows: this.store.ledgerSize(),
+      ledgerRows: this.store.ledger.size(),
     };
   }
 
-  /** Dead letters, oldest first, a page at a time. */
-  async deadLetters(name: string, limit: number, cursor?: string) {
-    this.rememberName(name);
+  async deadLetters(limit: number, cursor?: string): Promise<DeadLetterPage> {
+    this.seen();
     return listDeadLetters(this.store, limit, cursor);
   }
 
-  /** Delivers a dead letter again now, holding the lease meanwhile; success removes it. */
-  async replayDeadLetter(
-    name: string,
-    key: string,
-  ): Promise<ReplayResult | { outcome: 'misconfigured'; errors: string[] }> {
-    this.rememberName(name); // the alarm recovers a replay that dies, and needs the name
-    const engine = await this.engine(name);
+  async replayDeadLetter(key: string): Promise<ReplayResult | Misconfigured> {
+    // Seen first: the alarm recovers a replay that dies, and an id without a name needs it.
+    const engine = await this.engine(this.seen());
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     return replayDeadLetter(this.store, engine.context, () => engine.engine.rearm(), key);
   }
 
-  /** Keeps a message the queue consumer gave up on as one of this poller's dead letters. */
-  async queueDeadLetter(
-    name: string,
-    message: {
-      key: string;
-      id: string;
-      version: string;
-      record: string;
-      attempts: number;
-      at: number;
-    },
-  ) {
-    this.rememberName(name);
-    this.store.addDeadLetter({
-      key: message.key,
-      kind: 'delivery',
-      id: message.id,
-      version: message.version,
-      versionMs: parseTimestamp(message.version) ?? null,
-      record: JSON.parse(message.record) as unknown,
-      error: `the queue consumer gave up after ${message.attempts} attempt(s) (dead-letter queue)`,
-      attempts: message.attempts,
-      firstFailure: message.at,
-      lastFailure: Date.now(),
-    });
+  async queueDeadLetter(message: QueuedDeadLetter): Promise<void> {
+    this.seen();
+    this.store.deadLetters.insert(queuedDeadLetter(message, Date.now()));
   }
 
-  /** Discards a dead letter; the reason stays in the audit log. */
-  async discardDeadLetter(name: string, key: string, reason: string) {
-    this.rememberName(name);
+  async discardDeadLetter(key: string, reason: string): Promise<DiscardReply> {
+    this.seen();
     return discardDeadLetter(this.store, key, reason, Date.now());
   }
 
   override async alarm(): Promise<void> {
-    const name = this.storedName();
-    if (name === null) return;
+    // No poller's (an id without a name, none stored), or erased: nothing to run.
+    const name = this.name;
+    if (name === null || this.store.meta.tombstoneOnly()) return;
     const engine = await this.engine(name);
     if (!engine.ok) {
       // Not retried: a config error needs a deploy, which brings a fresh trigger.
@@ -437,66 +329,18 @@ export class Poller extends DurableObject<Env> {
       await engine.engine.rearm();
     }
     // Erased during the run: nothing of it is this object's any more.
-    if (life === this.incarnation) await this.reportToRegistry(name);
+    if (life === this.incarnation) await this.report(name);
   }
 
   /** The poller's config, wired, with its own secrets decrypted for `${NAME}`. */
-  private async wiring(name: string): Promise<Wiring> {
-    const own = await this.ownSecrets(name);
-    if (!own.ok) return { ok: false, errors: [`poller "${name}": ${own.error}`] };
-    const runtime = this.store.runtimeConfig();
-    const config = runtime?.text ?? null;
-    const last = this.wired;
-    if (last?.name === name && last.config === config && last.secrets === own.values) {
-      return last.wiring;
-    }
-    const wiring = wirePoller(name, this.env, this.store, runtime?.config, own.values, {
-      incarnation: runtime === null ? 0 : (this.store.incarnation() ?? 0),
-      check: this.incarnation.check,
-    });
-    this.wired = { name, config, secrets: own.values, wiring };
-    return wiring;
+  private wiring(name: string): Promise<Wiring> {
+    return this.wirings.of(name, this.store, this.incarnation);
   }
 
-  /**
-   * The poller's own secrets, decrypted once per instance (and again after a change). During
-   * a SECRETS_KEY rotation they are moved to the new key here, on first use.
-   */
-  private async ownSecrets(
-    name: string,
-  ): Promise<{ ok: true; values: Record<string, string> } | { ok: false; error: string }> {
-    if (this.decrypted !== null) return { ok: true, values: this.decrypted };
-    const secrets = new PollerSecrets(this.ctx.storage.sql);
-    if (secrets.list().length === 0) return { ok: true, values: NO_SECRETS };
-    const keys = secretKeysFrom(this.env);
-    if (!keys.ok) return { ok: false, error: keys.error.message };
-    try {
-      if (keys.keys.previous) await secrets.reencrypt(keys.keys, name);
-      this.decrypted = await secrets.decryptAll(keys.keys, name);
-      return { ok: true, values: this.decrypted };
-    } catch (error) {
-      return {
-        ok: false,
-        error: isSecretsError(error) ? error.message : 'its secrets could not be read',
-      };
-    }
-  }
-
-  /** Sets one of the poller's own secrets (write-only: the value never comes back). */
-  async putSecret(name: string, secret: string, value: string) {
-    this.rememberName(name);
-    const keys = secretKeysFrom(this.env);
-    if (!keys.ok)
-      return { outcome: 'refused' as const, status: 503 as const, error: keys.error.message };
-    const result = await new PollerSecrets(this.ctx.storage.sql).put(
-      keys.keys,
-      name,
-      secret,
-      value,
-      Date.now(),
-    );
+  async putSecret(secret: string, value: string): Promise<PutSecretReply> {
+    const name = this.seen();
+    const result = await this.secrets.put(name, secret, value, Date.now());
     if (result.outcome === 'set') {
-      this.decrypted = null;
       audit(
         this.store,
         name,
@@ -509,70 +353,43 @@ export class Poller extends DurableObject<Env> {
     return result;
   }
 
-  /**
-   * The names of the poller's own secrets, when each was set and the fingerprint of the key
-   * it is sealed under (a rotation's progress); never a value.
-   */
-  async listSecrets(name: string) {
-    this.rememberName(name);
-    return new PollerSecrets(this.ctx.storage.sql).listSealed();
+  async listSecrets(): Promise<SealedSecretListing[]> {
+    this.seen();
+    return this.secrets.list();
   }
 
-  async deleteSecret(name: string, secret: string) {
-    this.rememberName(name);
-    const deleted = new PollerSecrets(this.ctx.storage.sql).delete(secret);
-    if (deleted) {
-      this.decrypted = null;
-      audit(this.store, name, 'secret.deleted', { name: secret }, Date.now());
-    }
+  async deleteSecret(secret: string): Promise<{ deleted: boolean }> {
+    const name = this.seen();
+    const deleted = this.secrets.delete(secret);
+    if (deleted) audit(this.store, name, 'secret.deleted', { name: secret }, Date.now());
     return { deleted };
   }
 
-  private async engine(
-    name: string,
-  ): Promise<
-    | { ok: true; engine: PollerEngine; context: RunContext; redact: (text: string) => string }
-    | { ok: false; errors: string[]; engine?: undefined }
-  > {
+  private async engine(name: string): Promise<EngineOf> {
     const wiring = await this.wiring(name);
-    if (!wiring.ok) return wiring;
-    this.store.deadLetterRetention = wiring.context.config.dead_letter_retention;
-    const storage = this.ctx.storage;
-    const life = this.incarnation;
-    const alarm = {
-      set: async (at: number | null) => {
-        if (!life.live) return; // the alarm is the next incarnation's
-        // Each set or delete is billed as a row written: one that changes nothing is skipped.
-        const wanted = at === null ? null : settableAlarmTime(at);
-        if ((await storage.getAlarm()) === wanted) return;
-        if (wanted === null) await storage.deleteAlarm();
-        else await storage.setAlarm(wanted);
-        this.store.countAlarmWrite();
-      },
-      get: () => storage.getAlarm(),
-    };
-    const redact = wiring.context.redact ?? ((text: string) => text);
-    const context: RunContext = { ...wiring.context, freshness: this.freshness };
-    const engine = new PollerEngine(context, alarm);
-    return { ok: true, engine, context, redact };
+    return engineOf(wiring, this.store, this.freshness, this.ctx.storage, this.incarnation);
+  }
+
+  /** The poller's name (see `name`); an object without one serves no poller. */
+  private named(): string {
+    const name = this.name;
+    if (name === null) {
+      throw new Error('this Poller object has no name: reach it with idFromName(poller)');
+    }
+    return name;
   }
 
   /**
-   * The alarm does not say whose it is, so the first call stores the poller's name; and when
-   * it came, so that a poller that never runs is noticed (status `silent`).
+   * A call for the poller: notes when it first came, so that a poller that never runs is
+   * noticed (status `silent`), and keeps the name for an id without one. An erased object is
+   * no poller until the registry configures a new incarnation: a call that reaches it
+   * meanwhile leaves nothing behind. Returns the name.
    */
-  private rememberName(name: string): void {
-    // An erased object is no poller until the registry configures a new incarnation: a call
-    // that reaches it meanwhile leaves nothing behind.
-    if (this.store.erasedIncarnation() > 0 && this.store.incarnation() === null) return;
-    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO meta (key, value) VALUES ('name', ?)", name);
-    this.store.seen(Date.now());
-  }
-
-  private storedName(): string | null {
-    const rows = this.ctx.storage.sql
-      .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'name'")
-      .toArray();
-    return rows[0]?.value ?? null;
+  private seen(): string {
+    const name = this.named();
+    if (this.store.meta.tombstoneOnly()) return name;
+    this.store.meta.rememberName(name);
+    this.store.presence.seen(Date.now());
+    return name;
   }
 }

@@ -248,6 +248,11 @@ export const MIGRATIONS: readonly string[] = [
      FROM runs ORDER BY seq;
    DROP TABLE runs;
    ALTER TABLE run_ring RENAME TO runs;`,
+  // 13: every run has an id (its seq in the ring; the idle run waiting in the state row
+  // carries its own), and a ring line for idle runs folded together says from which id.
+  `ALTER TABLE runs ADD COLUMN first_seq INTEGER;
+   UPDATE poller_state SET idle_run = json_set(idle_run, '$.id',
+     (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs)) WHERE idle_run IS NOT NULL;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

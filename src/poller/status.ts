@@ -6,7 +6,7 @@ import { skewWarning } from '../engine/skew.ts';
 import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
-import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './sqlite-store.ts';
+import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './store/index.ts';
 
 export type { PollerHealth } from './health.ts';
 
@@ -92,6 +92,10 @@ export function faultReason(alerts: readonly string[]): string | null {
 }
 
 export interface RunView {
+  /** The run's id in its poller's history (GET /pollers/:name/runs/:id); null if not kept. */
+  id: number | null;
+  /** For idle runs folded into one line: the first id it stands for, and when that one started. */
+  folded?: { first_id: number; first_started_at: string };
   epoch: number;
   trigger: string;
   outcome: string;
@@ -107,9 +111,21 @@ export interface RunView {
 
 const iso = isoTimeOrNull;
 
+/** Idle runs folded into one line of history (poller/store/history.ts). */
+type FoldedRuns = { firstId: number; firstStartedAt: number };
+
 /** Shapes a run for JSON. */
-export function runView(run: RunRecord): RunView {
+export function runView(run: RunRecord & { id?: number | null; folded?: FoldedRuns }): RunView {
   return {
+    id: run.id ?? null,
+    ...(run.folded === undefined
+      ? {}
+      : {
+          folded: {
+            first_id: run.folded.firstId,
+            first_started_at: isoTime(run.folded.firstStartedAt),
+          },
+        }),
     epoch: run.epoch,
     trigger: run.trigger,
     outcome: run.outcome,

@@ -8,6 +8,8 @@ import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
+import type { OwnSecrets } from './own-secrets.ts';
+import type { SqliteStore } from './store/index.ts';
 
 export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
 
@@ -100,4 +102,52 @@ function isFetcher(value: unknown): value is { fetch: (request: Request) => Prom
     typeof value === 'object' &&
     typeof (value as { fetch?: unknown }).fetch === 'function'
   );
+}
+
+/**
+ * The poller's config, wired with its own secrets decrypted for `${NAME}`, and kept: a tick
+ * asks for it twice (the run, then the registry's report), and validating the config is most
+ * of a quiet tick's CPU. Built again when the name, the runtime config or the poller's
+ * secrets change; the Worker's own vars and secrets cannot change under a running instance
+ * (a deploy starts new ones).
+ */
+export class WiringCache {
+  private last: {
+    name: string;
+    config: string | null;
+    secrets: Record<string, string>;
+    wiring: Wiring;
+  } | null = null;
+
+  constructor(
+    private readonly env: Env,
+    private readonly secrets: OwnSecrets,
+  ) {}
+
+  /** The wiring for `name` over `store`, whose sends `life` checks (R14). */
+  async of(
+    name: string,
+    store: SqliteStore,
+    life: { readonly check: () => void },
+  ): Promise<Wiring> {
+    const own = await this.secrets.values(name);
+    if (!own.ok) return { ok: false, errors: [`poller "${name}": ${own.error}`] };
+    const runtime = store.meta.runtimeConfig();
+    const config = runtime?.text ?? null;
+    const last = this.last;
+    if (last?.name === name && last.config === config && last.secrets === own.values) {
+      return last.wiring;
+    }
+    const wiring = wirePoller(name, this.env, store, runtime?.config, own.values, {
+      incarnation: runtime === null ? 0 : (store.meta.incarnation() ?? 0),
+      check: life.check,
+    });
+    this.last = { name, config, secrets: own.values, wiring };
+    return wiring;
+  }
+
+  /** Drops the kept wiring (the object was erased). */
+  forget(): void {
+    this.last = null;
+  }
 }

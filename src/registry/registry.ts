@@ -1,121 +1,24 @@
 import { DurableObject } from 'cloudflare:workers';
-import { type CountedGroup, capGroups } from './cap-groups.ts';
+import { capGroups } from './cap-groups.ts';
+import { type Deletion, newestDeletions, recordDeletion } from './deletions.ts';
 import { migrateRegistry } from './schema.ts';
+import {
+  entryOf,
+  type FaultEntry,
+  type FleetGroup,
+  type FleetHealth,
+  type IssuedConfig,
+  LIST_COLUMNS,
+  type ListQuery,
+  type ListRow,
+  type PollerSummary,
+  type RegistryEntry,
+  type RegistryRecord,
+  type Row,
+} from './types.ts';
+import { type WatchdogShare, watchdogShare } from './watchdog-slice.ts';
 
-/** static: declared in wrangler.toml; runtime: created with PUT /pollers/:name. */
-export type PollerKind = 'static' | 'runtime';
-
-/**
- * active: runs; configuring: its config is on its way to its object (or a crash left it
- * half-way: the watchdog finishes it); deleting: being erased (likewise).
- */
-export type Phase = 'active' | 'configuring' | 'deleting';
-
-/** What a poller tells the registry about itself, when it changes. */
-export interface PollerSummary {
-  state: string;
-  checkpoint: number | null;
-  deadLetters: number;
-  /** /healthz counts it as at fault (its status has alerts). */
-  atFault: boolean;
-  /** Why, when at fault: its first alert, short (alerts never hold a secret). */
-  reason: string | null;
-}
-
-/**
- * A poller as lists show it: never its config, which may be large (a page of a dozen 3 MB
- * configs would pass the 32 MiB an RPC value may hold, and fail the whole list).
- */
-export interface RegistryEntry {
-  name: string;
-  kind: PollerKind;
-  phase: Phase;
-  version: number;
-  /** Runtime pollers: which life of the name this is (never repeats; 0 for static pollers). */
-  incarnation: number;
-  labels: Record<string, string>;
-  state: string | null;
-  checkpoint: number | null;
-  deadLetters: number;
-  reportedAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** One poller's whole row, its config with it: read one poller at a time. */
-export interface RegistryRecord extends RegistryEntry {
-  /** Runtime pollers: the config as written (`${NAME}` unresolved), as JSON text. */
-  config: string | null;
-}
-
-/** One group of the fleet: its state, kind and label values, and how many pollers it has. */
-export type FleetGroup = CountedGroup;
-
-/** A runtime poller at fault, and why (as it last reported). */
-export interface FaultEntry {
-  name: string;
-  reason: string | null;
-}
-
-/** What /healthz needs of the registry, in one call: the fleet's counts, and who is at fault. */
-export interface FleetHealth {
-  groups: FleetGroup[];
-  /** The first runtime pollers at fault by name, with their reasons. */
-  faults: FaultEntry[];
-}
-
-export interface ListQuery {
-  limit: number;
-  cursor?: string | undefined;
-  /** `key=value`: only pollers with this label. */
-  label?: { key: string; value: string } | undefined;
-  state?: string | undefined;
-  /** Part of the name. */
-  search?: string | undefined;
-}
-
-/** A runtime poller's config as issued: the text, its version and its incarnation. */
-export interface IssuedConfig {
-  config: string;
-  version: number;
-  incarnation: number;
-}
-
-/** What the watchdog needs of a poller to visit it: never its config (fetched if needed). */
-export type WatchdogEntry = {
-  name: string;
-  phase: string;
-  version: number;
-  incarnation: number;
-};
-const WATCHDOG_COLUMNS = 'name, phase, version, incarnation';
-/** What a list shows: every column but the config. */
-const LIST_COLUMNS =
-  'name, kind, phase, version, incarnation, labels, state, checkpoint, dead_letters, reported_at, created_at, updated_at';
-
-/**
- * The deletion trail keeps 90 days: long enough to answer "who deleted this customer's poller
- * last quarter", bounded however many pollers come and go.
- */
-const DELETIONS_KEPT_MS = 90 * 24 * 60 * 60_000;
-/** …and at most this many rows (the newest), so churn cannot grow the registry without bound. */
-const DELETIONS_KEPT = 10_000;
-
-type ListRow = {
-  name: string;
-  kind: string;
-  phase: string;
-  version: number;
-  incarnation: number;
-  labels: string;
-  state: string | null;
-  checkpoint: number | null;
-  dead_letters: number;
-  reported_at: number | null;
-  created_at: number;
-  updated_at: number;
-};
-type Row = ListRow & { config: string | null };
+export type * from './types.ts';
 
 /**
  * Which pollers exist, without waking them: a row per poller in one Durable Object's SQLite.
@@ -221,27 +124,9 @@ export class Registry extends DurableObject<Env> {
         name,
       ).rowsWritten;
       if (removed > 0) {
-        this.sql.exec(
-          'INSERT INTO deletions (name, at, detail) VALUES (?, ?, ?)',
-          name,
-          now,
-          JSON.stringify(detail),
-        );
-        this.pruneDeletions(now);
+        recordDeletion(this.sql, name, detail, now);
       }
     });
-  }
-
-  /**
-   * The trail's bounds, kept as it grows: nothing older than DELETIONS_KEPT_MS, then no more
-   * than the newest DELETIONS_KEPT (one indexed delete each; usually nothing to delete).
-   */
-  private pruneDeletions(now: number): void {
-    this.sql.exec('DELETE FROM deletions WHERE at < ?', now - DELETIONS_KEPT_MS);
-    this.sql.exec(
-      'DELETE FROM deletions WHERE seq <= (SELECT seq FROM deletions ORDER BY seq DESC LIMIT 1 OFFSET ?)',
-      DELETIONS_KEPT,
-    );
   }
 
   /** Whether the registry lists `name` (and not as being deleted): its config is not read. */
@@ -362,52 +247,11 @@ export class Registry extends DurableObject<Env> {
   }
 
   /**
-   * The watchdog's share of one tick: runtime pollers left half-way (configuring or
-   * deleting for longer than `stuckFor`), and the next `limit` runtime pollers in name order
-   * after where the last tick stopped (round robin), so a tick's work is bounded however
-   * many pollers there are.
+   * The watchdog's share of one tick (see registry/watchdog-slice.ts): bounded however many
+   * pollers there are.
    */
-  async watchdogSlice(
-    limit: number,
-    stuckFor: number,
-    now: number,
-  ): Promise<{ stuck: WatchdogEntry[]; slice: WatchdogEntry[]; total: number }> {
-    const stuck = this.sql
-      .exec<WatchdogEntry>(
-        `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE phase != 'active' AND updated_at < ? ORDER BY updated_at LIMIT ?`,
-        now - stuckFor,
-        limit,
-      )
-      .toArray();
-    const after =
-      this.sql
-        .exec<{ value: string }>("SELECT value FROM registry_meta WHERE key = 'watchdog_after'")
-        .toArray()[0]?.value ?? '';
-    let rows = this.sql
-      .exec<WatchdogEntry>(
-        `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE kind = 'runtime' AND phase = 'active' AND name > ? ORDER BY name LIMIT ?`,
-        after,
-        limit,
-      )
-      .toArray();
-    if (rows.length < limit && after !== '') {
-      // Wrapped around: start again from the first name.
-      const more = this.sql
-        .exec<WatchdogEntry>(
-          `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE kind = 'runtime' AND phase = 'active' AND name <= ? ORDER BY name LIMIT ?`,
-          after,
-          limit - rows.length,
-        )
-        .toArray();
-      rows = [...rows, ...more];
-    }
-    const last = rows.at(-1)?.name ?? '';
-    this.sql.exec(
-      "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      last,
-    );
-    const total = this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pollers').one().n;
-    return { stuck, slice: rows, total };
+  async watchdogSlice(limit: number, stuckFor: number, now: number): Promise<WatchdogShare> {
+    return watchdogShare(this.sql, limit, stuckFor, now);
   }
 
   /**
@@ -458,13 +302,8 @@ export class Registry extends DurableObject<Env> {
   }
 
   /** The newest deletions first. */
-  async deletions(limit: number): Promise<{ name: string; at: number; detail: string }[]> {
-    return this.sql
-      .exec<{ name: string; at: number; detail: string }>(
-        'SELECT name, at, detail FROM deletions ORDER BY seq DESC LIMIT ?',
-        limit,
-      )
-      .toArray();
+  async deletions(limit: number): Promise<Deletion[]> {
+    return newestDeletions(this.sql, limit);
   }
 
   /** Rows and bytes of the registry, for the fleet benchmark. */
@@ -481,28 +320,6 @@ export class Registry extends DurableObject<Env> {
   private row(name: string): Row | undefined {
     return this.sql.exec<Row>('SELECT * FROM pollers WHERE name = ?', name).toArray()[0];
   }
-}
-
-function entryOf(row: ListRow): RegistryEntry {
-  return {
-    name: row.name,
-    kind: row.kind === 'static' ? 'static' : 'runtime',
-    phase:
-      row.phase === 'deleting'
-        ? 'deleting'
-        : row.phase === 'configuring'
-          ? 'configuring'
-          : 'active',
-    version: row.version,
-    incarnation: row.incarnation,
-    labels: JSON.parse(row.labels) as Record<string, string>,
-    state: row.state,
-    checkpoint: row.checkpoint,
-    deadLetters: row.dead_letters,
-    reportedAt: row.reported_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }
 
 /** The registry's one object. */

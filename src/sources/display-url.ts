@@ -1,7 +1,7 @@
 import { fromTemplate, type Reference } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import type { Window } from '../engine/window.ts';
-import { pageUrl } from './paging.ts';
+import { pageUrl } from './paging/index.ts';
 
 /**
  * Page URLs as they are shown in errors, status and logs: built from the config as written,

@@ -5,7 +5,7 @@ import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/clas
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
 import { readPath } from './dot-path.ts';
-import { nextPage, pageUrl, windowUrl } from './paging.ts';
+import { nextPage, pageUrl, windowUrl } from './paging/index.ts';
 import { readRateLimit } from './rate-limit.ts';
 import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';

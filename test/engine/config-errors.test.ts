@@ -132,3 +132,13 @@ describe('every error of a poller is listed in one pass', () => {
     ]);
   });
 });
+
+describe('names the fleet routes take', () => {
+  it('refuses a static poller named "deletions": /pollers/deletions is the trail', () => {
+    const entry = loadPoller('deletions', {}, {});
+    expect(entry.ok).toBe(false);
+    expect(entry.ok ? [] : entry.errors).toEqual([
+      'poller "deletions": "deletions" cannot name a poller: /pollers/deletions is a route',
+    ]);
+  });
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
 import { parseDuration } from '../../src/config/duration.ts';
 import { loadPoller, loadPollers } from '../../src/config/load.ts';
+import { deliveryKinds } from '../../src/delivery/kinds/index.ts';
 
 const ENV = { UPSTREAM_TOKEN: 'tok-123', WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' };
 
@@ -182,6 +183,25 @@ describe('POLLERS: errors name the poller and the key', () => {
       'poller "sessions": source.sorted: cannot be "asc" with next.type = "page"',
     ],
     [
+      'offsets over records sorted oldest first',
+      poller({
+        source: {
+          url: 'https://a.example/x',
+          from_param: 'since',
+          sorted: 'asc',
+          next: { type: 'offset', param: 'offset' },
+        },
+      }),
+      'poller "sessions": source.sorted: cannot be "asc" with next.type = "offset"',
+    ],
+    [
+      'an offset without its param',
+      poller({
+        source: { url: 'https://a.example/x', from_param: 'since', next: { type: 'offset' } },
+      }),
+      'poller "sessions": source.next.param: is required when next.type = "offset"',
+    ],
+    [
       'max_window without to_param',
       poller({ max_window: '1h' }),
       'poller "sessions": max_window: needs source.to_param',
@@ -348,7 +368,8 @@ describe('examples/wrangler.toml', () => {
     for (const entry of loaded.pollers) expect(entry.ok ? [] : entry.errors).toEqual([]);
     const styles = loaded.pollers.map((entry) => (entry.ok ? entry.config.source.next.type : ''));
     expect(styles.sort()).toEqual(['cursor', 'cursor', 'cursor', 'last_id', 'link', 'url']);
+    // Every delivery kind there is has an example poller.
     const deliveries = loaded.pollers.map((entry) => (entry.ok ? entry.config.deliver.type : ''));
-    expect(new Set(deliveries)).toEqual(new Set(['webhook', 'handler', 'queue']));
+    expect(new Set(deliveries)).toEqual(new Set(Object.keys(deliveryKinds)));
   });
 });

@@ -215,42 +215,8 @@ describe('HttpSource: empty pages mid-stream and secrets in messages', () => {
   });
 });
 
-describe('pages that say more is coming but not where', () => {
-  const saysMore = [
-    {
-      style: 'cursor',
-      next: { type: 'cursor', param: 'c', path: 'next', more: 'has_more' },
-      body: { items: [{ id: 1, updated_at: 1 }], next: null, has_more: true },
-      says: '"has_more" is true but the next cursor at "next" is null',
-    },
-    {
-      style: 'url',
-      next: { type: 'url', path: 'next_page', stop: 'end_of_stream' },
-      body: { items: [{ id: 1, updated_at: 1 }], next_page: '', end_of_stream: false },
-      says: '"end_of_stream" is false but the next page URL at "next_page" is ""',
-    },
-    {
-      style: 'last_id',
-      next: { type: 'last_id', param: 'starting_after', more: 'has_more' },
-      body: { items: [{ updated_at: 1 }], has_more: true },
-      says: '"has_more" is true but the last record\'s id at "id" is missing',
-    },
-    {
-      style: 'link',
-      next: { type: 'link', more: 'has_more' },
-      body: { items: [{ id: 1, updated_at: 1 }], has_more: true },
-      says: '"has_more" is true but the Link header has no rel="next"',
-    },
-  ];
-  for (const { style, next, body, says } of saysMore) {
-    it(`${style} paging: fails the page instead of taking it as the last`, async () => {
-      const { http } = source({ items: 'items', next }, () => Response.json(body));
-      const page = await http.fetchPage(window, null);
-      expect(page).toMatchObject({ ok: false, kind: 'bad_response' });
-      expect(!page.ok && page.error).toContain(says);
-    });
-  }
-
+describe('next page URLs', () => {
+  // "Says more but gives no way on", for every style: test/engine/paging-styles.test.ts.
   it('a next URL that does not parse is a bad response, not an exception', async () => {
     const { http } = source({ items: 'items', next: { type: 'url', path: 'next_page' } }, () =>
       Response.json({ items: [{ id: 1, updated_at: 1 }], next_page: 'https://exa mple.com/' }),

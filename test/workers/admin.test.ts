@@ -46,14 +46,14 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     // The record moves on: the upstream now lists only its newer version.
     unlist(v1);
     const v2 = upstream.add('x', start + 2 * MINUTE);
-    const moved = await poller.stub().moveCheckpoint('seed', {
+    const moved = await poller.stub().moveCheckpoint({
       at: start - 10 * MINUTE,
       reason: 'receiver restored from a backup',
       force: false,
     });
     expect(moved).toMatchObject({ outcome: 'moved', backfill: true });
 
-    expect(await poller.stub().runNow('seed')).toMatchObject({
+    expect(await poller.stub().runNow()).toMatchObject({
       outcome: 'ran',
       run: { outcome: 'success' },
     });
@@ -75,7 +75,7 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     unlist(v1);
 
     const to = Date.now() - 1_000;
-    const moved = await poller.stub().moveCheckpoint('poison', {
+    const moved = await poller.stub().moveCheckpoint({
       at: to,
       reason: 'skip an upstream outage',
       force: true,
@@ -87,7 +87,7 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     ]);
 
     // The runs after the move settle it: retried until max_attempts, or kept as superseded.
-    await poller.stub().runNow('poison');
+    await poller.stub().runNow();
     for (let retry = 0; retry < 5; retry += 1) {
       if ((await poller.status()).next_wakeup?.reason !== 'retry') break;
       await poller.retryNow();
@@ -96,7 +96,7 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     expect(status.last_run?.outcome).toBe('success');
     expect(await poller.checkpoint()).toBeGreaterThanOrEqual(to);
     expect(status.dead_letters.count).toBe(1);
-    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    const [letter] = (await poller.stub().deadLetters(10)).items;
     expect(letter).toMatchObject({ key, id: 'x', version: v1.updatedAt, record: { id: 'x' } });
     expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
   });
@@ -149,11 +149,11 @@ describe('a dead-letter replay holds the lease while it delivers', () => {
     await poller.tick();
     await poller.retryNow();
     await poller.retryNow();
-    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    const [letter] = (await poller.stub().deadLetters(10)).items;
     expect(letter).toMatchObject({ id: 'x', version: v1.updatedAt, attempts: 3 });
     // The record moves on: its next version is stamped at the checkpoint, for the next run.
     const v2 = upstream.add('x', (await poller.checkpoint()) ?? 0);
-    const replay = () => poller.stub().replayDeadLetter('poison', letter?.key ?? '');
+    const replay = () => poller.stub().replayDeadLetter(letter?.key ?? '');
     return { poller, v1, v2, replay };
   }
 
@@ -167,7 +167,7 @@ describe('a dead-letter replay holds the lease while it delivers', () => {
       outcome: 'skipped',
       reason: 'lease_held',
     });
-    expect(await poller.stub().runNow('poison')).toMatchObject({
+    expect(await poller.stub().runNow()).toMatchObject({
       outcome: 'skipped',
       reason: 'lease_held',
     });

@@ -46,7 +46,7 @@ async function tickCost(poller: Poller) {
 async function steadyPoller() {
   const poller = newPoller('batched'); // pages of 250, webhook batches of 100
   await poller.setCheckpoint(Date.now() - MINUTE);
-  await poller.stub().ensureScheduled('batched');
+  await poller.stub().ensureScheduled();
   await ownTick(poller);
   await ownTick(poller);
   return poller;

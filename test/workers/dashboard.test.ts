@@ -107,7 +107,9 @@ describe('the poller page', () => {
     expect(fact(html, 'Upstream clock')).toBe('not measured yet');
     expect(fact(html, 'Schedule')).toBe('*/10 * * * *');
 
-    const rows = [...html.matchAll(/<tr class="run (\w+)" data-outcome="\w+">([\s\S]*?)<\/tr>/g)];
+    const rows = [
+      ...html.matchAll(/<tr class="run (\w+)" data-outcome="\w+"[^>]*>([\s\S]*?)<\/tr>/g),
+    ];
     expect(rows.map((row) => row[1])).toEqual(['failed', 'success']);
     const [failed, success] = rows.map((row) => text(row[2] ?? ''));
     expect(success).toMatch(/^\S+ \S+ 1 manual success 1 1 2 0 [\d.]+ (ms|s) \S+ \S+$/);
@@ -218,7 +220,7 @@ describe('dead letters on the dashboard', () => {
 
   it('shows a reader only how many wait: the list needs ADMIN_TOKEN', async () => {
     const poller = newPoller('crowded', 'crowded');
-    await poller.stub().queueDeadLetter('crowded', {
+    await poller.stub().queueDeadLetter({
       key: 'crowded:c1:2026-01-01T00:00:00Z',
       id: 'c1',
       version: '2026-01-01T00:00:00Z',
@@ -270,6 +272,7 @@ describe('the run chart', () => {
   const run = (minutesAgo: number, outcome: string, records: number, lagSeconds: number) => {
     const finished = Date.UTC(2026, 0, 1, 12, 0) - minutesAgo * MINUTE;
     return {
+      id: 100 - minutesAgo,
       epoch: 1,
       trigger: 'cron',
       outcome,

@@ -91,7 +91,7 @@ describe('R8: dead letters', () => {
   });
 
   it('discards a dead letter only with a reason, and keeps the reason in the audit log', async () => {
-    const poller = newPoller('poison', `poison-discard`);
+    const poller = newPoller('poison');
     // This object is not the one the routes address; drive it directly.
     const start = Date.now() - 10 * MINUTE;
     await poller.setCheckpoint(start);
@@ -100,11 +100,11 @@ describe('R8: dead letters', () => {
     await poller.tick();
     await poller.retryNow();
     await poller.retryNow();
-    const [letter] = (await poller.stub().deadLetters('poison', 10)).items;
+    const [letter] = (await poller.stub().deadLetters(10)).items;
     expect(letter?.attempts).toBe(3);
     const result = await poller
       .stub()
-      .discardDeadLetter('poison', letter?.key ?? '', 'customer deleted upstream');
+      .discardDeadLetter(letter?.key ?? '', 'customer deleted upstream');
     expect(result.outcome).toBe('discarded');
     const status = await poller.status();
     expect(status.dead_letters.count).toBe(0);
@@ -289,7 +289,7 @@ describe("the queue's dead-letter queue", () => {
     const poller = newPoller('queued', 'queued');
     const status = await poller.status();
     expect(status.dead_letters.count).toBe(1);
-    const [letter] = (await poller.stub().deadLetters('queued', 10)).items;
+    const [letter] = (await poller.stub().deadLetters(10)).items;
     expect(letter).toMatchObject({
       key: body.idempotency_key,
       id: 'lost-cause',
@@ -306,9 +306,9 @@ describe("the queue's dead-letter queue", () => {
     });
 
     it('retries the message with a delay instead of acking it, and still stores the rest of the batch', async () => {
-      Poller.prototype.queueDeadLetter = async function (this: Poller, name, message) {
+      Poller.prototype.queueDeadLetter = async function (this: Poller, message) {
         if (message.id === 'unlucky') throw new Error('Durable Object storage is overloaded');
-        return store.call(this, name, message);
+        return store.call(this, message);
       };
       // A poller of this test's own (runtime, so that it exists without a deploy), so that
       // other tests' dead letters do not mix in.
@@ -344,7 +344,7 @@ describe("the queue's dead-letter queue", () => {
       expect(result.retryMessages.map((m) => m.msgId).sort()).toEqual(['dlq-junk', 'dlq-unlucky']);
       expect(delays.get('dlq-unlucky')).toBeGreaterThan(0);
       expect(delays.get('dlq-junk')).toBeGreaterThan(0);
-      const stored = await env.POLLER.get(env.POLLER.idFromName(poller)).deadLetters(poller, 10);
+      const stored = await env.POLLER.get(env.POLLER.idFromName(poller)).deadLetters(10);
       expect(stored.items.map((letter) => letter.id)).toEqual(['fine']);
     });
   });
@@ -460,7 +460,7 @@ describe('done when: 10% transient failures and one poison record', () => {
     const delivered = receiver.deliveries.map((d) => `${d.id}@${d.version}`);
     expect(new Set(delivered).size).toBe(delivered.length); // no update twice
     expect(status.dead_letters.count).toBe(1);
-    const dead = (await poller.stub().deadLetters('poison', 10)).items.map((letter) => letter.id);
+    const dead = (await poller.stub().deadLetters(10)).items.map((letter) => letter.id);
     expect(dead).toEqual(['poison']);
     const handled = new Set([...delivered, `poison@${upstream.updates[0]?.updatedAt}`]);
     expect(

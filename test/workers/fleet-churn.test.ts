@@ -53,7 +53,7 @@ describe('one name deleted and created again, over and over, while it runs (R14)
       expect((await api('PUT', `/pollers/${name}`, configOf(life))).status).toBe(201);
       // Runs, nudges and watchdog ticks, going on while the name is deleted under them.
       background.push(
-        objectOf(name).runNow(name),
+        objectOf(name).runNow(),
         api('POST', `/pollers/${name}/nudge`),
         watchdog(env),
       );
@@ -64,7 +64,7 @@ describe('one name deleted and created again, over and over, while it runs (R14)
     const last = LIVES + 1;
     expect((await api('PUT', `/pollers/${name}`, configOf(last))).status).toBe(201);
     await Promise.allSettled(background);
-    const run = await objectOf(name).runNow(name);
+    const run = await objectOf(name).runNow();
     if (run.outcome === 'ran') expect(run.run.outcome).toBe('success');
 
     expect(deliveries.filter((delivery) => delivery.afterDelete)).toEqual([]);

@@ -7,13 +7,10 @@ import {
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadPoller } from '../../src/config/load.ts';
-import { createDeliverer } from '../../src/delivery/index.ts';
 import { handlers } from '../../src/handlers/index.ts';
 import { app } from '../../src/http/app.ts';
 import worker from '../../src/index.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
-import { Incarnation } from '../../src/poller/incarnation.ts';
 import { registryOf } from '../../src/registry/registry.ts';
 import { watchdog } from '../../src/watchdog.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
@@ -58,7 +55,7 @@ describe('a name deleted and created again (R14)', () => {
 
     // The deleted poller's run waits on its first page…
     const first = upstream.holdNext();
-    const doomed = objectOf(name).runNow(name);
+    const doomed = objectOf(name).runNow();
     await first.arrived();
     expect((await remove(name)).status).toBe(200);
     const deliveredAtDelete = receiver.deliveries.length;
@@ -66,7 +63,7 @@ describe('a name deleted and created again (R14)', () => {
     // …while the poller created again under its name starts its own first run.
     await put(name, { ...runtimeConfig(), start_from: since(2 * 60 * MINUTE) });
     const second = upstream.holdNext();
-    const reborn = objectOf(name).runNow(name);
+    const reborn = objectOf(name).runNow();
     await second.arrived();
     first.release();
     const old = await doomed;
@@ -83,11 +80,11 @@ describe('a name deleted and created again (R14)', () => {
   it('every epoch of the name is new: the first run after a re-create takes one above the last', async () => {
     const name = unique('epochs');
     await put(name, runtimeConfig());
-    await objectOf(name).runNow(name);
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
+    await objectOf(name).runNow();
     await remove(name);
     await put(name, runtimeConfig());
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
     const runs = await objectOf(name).runs(10);
     expect(runs.map((run) => run.epoch)).toEqual([3]);
     await remove(name);
@@ -96,7 +93,7 @@ describe('a name deleted and created again (R14)', () => {
   it('a name created again while its object is warm answers 201 and is active', async () => {
     const name = unique('warm');
     await put(name, runtimeConfig());
-    await objectOf(name).status(name); // warm
+    await objectOf(name).status(); // warm
     await remove(name);
 
     const again = await put(name, runtimeConfig());
@@ -126,13 +123,13 @@ describe('a name deleted and created again (R14)', () => {
     await secret('NUDGE_TOKEN', nudgeToken);
     const nudge = () =>
       api('POST', `/pollers/${name}/nudge?token=${nudgeToken}`, undefined, { token: '' });
-    expect((await objectOf(name).runNow(name)).outcome).toBe('ran');
+    expect((await objectOf(name).runNow()).outcome).toBe('ran');
     expect((await nudge()).status).toBe(202);
     await remove(name);
 
     await put(name, config);
 
-    const reply = await objectOf(name).runNow(name);
+    const reply = await objectOf(name).runNow();
     expect(reply.outcome).toBe('misconfigured');
     expect(JSON.stringify(reply)).toContain('CUSTOMER_TOKEN');
     expect((await nudge()).status).toBe(401);
@@ -144,7 +141,7 @@ describe('a name deleted and created again (R14)', () => {
     upstream.add('x', Date.now() - 30_000);
     await put(name, { ...runtimeConfig(), start_from: since(MINUTE) });
     await api('PUT', `/pollers/${name}/secrets/EXTRA`, 'v', { contentType: 'text/plain' });
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
     await remove(name);
     expect(await kept(name)).toEqual({
       meta: ['erased_incarnation'],
@@ -181,7 +178,6 @@ describe('no visit or push resurrects a deleted poller (R14)', () => {
     if (issued === null) throw new Error('no config issued');
 
     const reply = await objectOf(name).configure(
-      name,
       issued.config,
       issued.version + 1,
       issued.incarnation,
@@ -238,7 +234,7 @@ describe('a replace that cannot run', () => {
     upstream.add('y', Date.now() - 30_000);
     await put(name, { ...runtimeConfig(), start_from: since(MINUTE) });
     const held = upstream.holdNext();
-    const running = objectOf(name).runNow(name);
+    const running = objectOf(name).runNow();
     await held.arrived();
 
     const replaced = await put(name, runtimeConfig({}, { token: 'NOT_SET_YET' }));
@@ -370,68 +366,4 @@ describe('the queue consumer finds runtime pollers through the catalog', () => {
     );
     expect(letters).toEqual([]);
   });
-});
-
-describe('an ended incarnation sends nothing (R14)', () => {
-  /** A deliverer for one incarnation, and what it sent (a request, a sendBatch). */
-  function deliverer(deliver: Record<string, unknown>) {
-    const loaded = loadPoller('gated', { ...runtimeConfig(), deliver }, { ...env });
-    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
-    const life = new Incarnation();
-    const sent: string[] = [];
-    const queue = {
-      sendBatch: async () => {
-        sent.push('queue');
-      },
-    };
-    const made = createDeliverer(
-      'gated',
-      loaded.config.deliver,
-      { ...env, DELIVERY_QUEUE: queue as unknown as Env['DELIVERY_QUEUE'] },
-      async () => {
-        sent.push('webhook');
-        return new Response(null, { status: 204 });
-      },
-      [],
-      Date.now,
-      { incarnation: 7, check: life.check },
-    );
-    if (!made.ok) throw new Error(made.error);
-    return { deliver: made.deliverer, life, sent };
-  }
-  const item = {
-    update: { id: 'a', version: 'v', versionMs: 1, record: { id: 'a' } },
-    idempotencyKey: 'gated:a:v',
-    attempt: 1,
-  };
-
-  it.each([
-    [
-      'webhook',
-      { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
-    ],
-    ['queue', { type: 'queue', binding: 'DELIVERY_QUEUE', name: 'demo-sessions' }],
-    ['handler', { type: 'handler', name: 'demo-sessions' }],
-  ])(
-    'a %s delivery goes out while the incarnation lives, and not once it ended',
-    async (_kind, config) => {
-      const original = handlers['demo-sessions'];
-      const called: string[] = [];
-      handlers['demo-sessions'] = async () => {
-        called.push('handler');
-      };
-      try {
-        const { deliver, life, sent } = deliverer(config);
-        expect((await deliver.deliver([item])).kind).toBe('delivered');
-        const before = [...sent, ...called];
-        life.end();
-        const after = await deliver.deliver([item]);
-        expect(after.kind).not.toBe('delivered');
-        expect([...sent, ...called]).toEqual(before);
-        expect(before).toHaveLength(1);
-      } finally {
-        if (original) handlers['demo-sessions'] = original;
-      }
-    },
-  );
 });

@@ -83,7 +83,7 @@ describe('PUT /pollers/:name: what a runtime config may name as ${NAME}', () => 
       config_errors: [expect.stringContaining(hint)],
     });
     expect(await alarmOf(name)).toBeNull();
-    expect(await objectOf(name).runNow(name)).toMatchObject({ outcome: 'misconfigured' });
+    expect(await objectOf(name).runNow()).toMatchObject({ outcome: 'misconfigured' });
     expect(sent.filter((request) => request.poller === name)).toEqual([]);
     const status = await (await api('GET', `/status/${name}`)).text();
     expect(status).toContain(hint);
@@ -165,7 +165,7 @@ describe('PUT /pollers/:name: what a runtime config may reach', () => {
     const refusal = `poller "${name}": source.service: the binding "SELF" is not in FLEET_POLICY.bindings`;
     expect(await stored.json()).toMatchObject({ config_errors: [refusal] });
 
-    expect(await objectOf(name).runNow(name)).toEqual({
+    expect(await objectOf(name).runNow()).toEqual({
       outcome: 'misconfigured',
       errors: [refusal],
     });
@@ -268,7 +268,7 @@ describe('a replace that moves a request to another origin', () => {
       unset_secrets: ['TENANT_TOKEN'],
     });
     expect(await secrets()).toEqual([]);
-    expect(await objectOf(name).runNow(name)).toMatchObject({ outcome: 'misconfigured' });
+    expect(await objectOf(name).runNow()).toMatchObject({ outcome: 'misconfigured' });
     expect(sent.filter((request) => request.host === 'elsewhere.test')).toEqual([]);
     await api('DELETE', `/pollers/${name}`);
   });
@@ -290,7 +290,7 @@ describe('a replace that moves a request to another origin', () => {
     const stored = await (await api('GET', `/pollers/${name}/config`)).text();
     expect(stored).not.toContain('keep_secrets');
     upstream.add('s1', Date.now() - 30_000);
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
     expect(sent.filter((request) => request.poller === name)).toEqual([
       { host: 'elsewhere.test', poller: name, authorization: 'Bearer tenant-token-5678' },
     ]);
@@ -302,12 +302,12 @@ describe('a static poller', () => {
   it('sends the Worker’s secret even when it has its own secret of the same name', async () => {
     // A fresh object runs the static poller "seed" (its ${UPSTREAM_TOKEN}) with its own storage.
     const seed = newPoller('seed');
-    const set = await seed.stub().putSecret('seed', 'UPSTREAM_TOKEN', 'own-would-shadow-1234');
+    const set = await seed.stub().putSecret('UPSTREAM_TOKEN', 'own-would-shadow-1234');
     expect(set).toMatchObject({ outcome: 'set' });
     await seed.setCheckpoint(Date.now() - 60_000);
     upstream.add('s1', Date.now() - 30_000);
 
-    await seed.stub().runNow('seed');
+    await seed.stub().runNow();
 
     const presented = sent.filter((request) => request.poller === '').map((r) => r.authorization);
     expect(presented.length).toBeGreaterThan(0);

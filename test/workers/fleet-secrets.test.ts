@@ -31,7 +31,7 @@ const call = (method: string, path: string, body?: string, contentType = 'text/p
 
 /** Runs the poller now (the run a tick would start, without waiting for the tick). */
 async function tickNow(name: string) {
-  await objectOf(name).runNow(name);
+  await objectOf(name).runNow();
 }
 
 const config = (name: string, token: string) =>

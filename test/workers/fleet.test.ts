@@ -86,9 +86,9 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
 
     expect(replaced.status).toBe(200);
     expect(await replaced.json()).toMatchObject({ version: 2, created: false });
-    const status = (await objectOf(name).status(name)) as { checkpoint: string | null };
+    const status = (await objectOf(name).status()) as { checkpoint: string | null };
     expect(status.checkpoint).toBe(new Date(checkpoint).toISOString());
-    expect((await objectOf(name).deadLetters(name, 10)).items).toHaveLength(1);
+    expect((await objectOf(name).deadLetters(10)).items).toHaveLength(1);
     const listed = (await (await call('GET', `/pollers?search=${name}`)).json()) as {
       items: { name: string; labels: Record<string, string> }[];
     };
@@ -101,7 +101,7 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
     const start_from = new Date(Date.now() - MINUTE).toISOString();
     await call('PUT', `/pollers/${name}`, config({ start_from }));
     upstream.add('before', Date.now() - 30_000);
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
     expect(upstream.requests.at(-1)?.searchParams.get('tenant')).toBeNull();
 
     await call(
@@ -109,7 +109,7 @@ describe('runtime pollers: PUT, GET, DELETE', () => {
       `/pollers/${name}`,
       config({ start_from, source: { ...config().source, params: { tenant: 'globex' } } }),
     );
-    await objectOf(name).runNow(name);
+    await objectOf(name).runNow();
 
     expect(upstream.requests.at(-1)?.searchParams.get('tenant')).toBe('globex');
     expect(receiver.ids()).toEqual(['before']);

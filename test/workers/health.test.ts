@@ -73,7 +73,7 @@ describe('dead letters make a healthy poller a warning', () => {
     const poller = newPoller('warned', 'warned');
     await poller.setCheckpoint(Date.now() - MINUTE);
     expect((await poller.status()).state).toBe('ok');
-    await poller.stub().queueDeadLetter('warned', {
+    await poller.stub().queueDeadLetter({
       key: 'warned:w1:2026-01-01T00:00:00Z',
       id: 'w1',
       version: '2026-01-01T00:00:00Z',

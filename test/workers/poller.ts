@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import type { Poller } from '../../src/poller/durable-object.ts';
+import { SqliteStore } from '../../src/poller/store/index.ts';
 
 const DUE_SLACK_MS = 100;
 
@@ -14,14 +15,45 @@ export function writtenBehindTheStore(instance: Poller): void {
 const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
 
 /**
+ * A stub whose calls wait until `named` settles: the object is given its name before any
+ * call of the test reaches it, whatever order workerd would deliver them in.
+ */
+function whenNamed<T extends object>(stub: T, named: Promise<unknown>): T {
+  return new Proxy(stub, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      if (typeof value !== 'function' || key === 'constructor') return value;
+      return (...args: unknown[]) => named.then(() => Reflect.apply(value, target, args));
+    },
+  });
+}
+
+/**
  * A fresh Poller Durable Object for one test, running the named config from TEST_POLLERS.
  * Its alarm fires by itself in workerd as it would in production; `settle()` also runs any
  * alarm that is due and waits for a run in progress, so a test sees where the poller rests.
+ *
+ * An object knows its poller's name from its id (`idFromName`). A test's own object has a
+ * unique id, which has none: the name is stored in it first, as the object keeps it for such
+ * an id. With `objectName` (the config's name), the test gets the object the Worker's routes
+ * reach by that name instead, shared with every test that asks for it.
  */
-export function newPoller(config: string, objectName = `t-${crypto.randomUUID()}`) {
-  const id = env.POLLER.idFromName(objectName);
+export function newPoller(config: string, objectName?: string) {
+  if (objectName !== undefined && objectName !== config) {
+    throw new Error(
+      `the object named "${objectName}" runs the poller "${objectName}", not "${config}"`,
+    );
+  }
+  const id = objectName === undefined ? env.POLLER.newUniqueId() : env.POLLER.idFromName(config);
+  const named =
+    objectName === undefined
+      ? runInDurableObject(env.POLLER.get(id), (_instance: Poller, state) => {
+          new SqliteStore(state.storage).meta.rememberName(config);
+        })
+      : Promise.resolve();
+  named.catch(() => {}); // a failure surfaces in the calls that wait for it
   // A fresh stub per call: after the object is aborted, an old stub stays broken.
-  const fresh = () => env.POLLER.get(id);
+  const fresh = () => whenNamed(env.POLLER.get(id), named);
   const sql = <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) =>
     runInDurableObject(fresh(), (instance: Poller, state) => {
       const rows = state.storage.sql.exec<T>(query, ...bindings).toArray();
@@ -39,8 +71,8 @@ export function newPoller(config: string, objectName = `t-${crypto.randomUUID()}
 
   const poller = {
     stub: fresh,
-    trigger: (kind: 'cron' | 'manual' = 'cron') => fresh().trigger(config, kind),
-    status: () => fresh().status(config),
+    trigger: (kind: 'cron' | 'manual' = 'cron') => fresh().trigger(kind),
+    status: () => fresh().status(),
     runs: () => fresh().runs(100),
     /** Runs the alarm now, as the platform would at its time. */
     alarm: () => runDurableObjectAlarm(fresh()),
@@ -70,7 +102,7 @@ export function newPoller(config: string, objectName = `t-${crypto.randomUUID()}
     },
     /** A cron tick and everything it sets going (the run, continuations, due retries). */
     async tick() {
-      const reply = await fresh().trigger(config, 'cron');
+      const reply = await fresh().trigger('cron');
       await poller.settle();
       return reply;
     },

@@ -16,7 +16,7 @@ import {
   HISTORY_LIMIT,
   SqliteStore,
   TABLES,
-} from '../../src/poller/sqlite-store.ts';
+} from '../../src/poller/store/index.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller, writtenBehindTheStore } from './poller.ts';
@@ -41,8 +41,8 @@ function call(method: string, path: string, token: string, body?: string) {
 }
 
 /** Keeps a dead letter as the queue's dead-letter queue hands it over: first failed at `at`. */
-function deadLetter(poller: ReturnType<typeof newPoller>, name: string, key: string, at: number) {
-  return poller.stub().queueDeadLetter(name, {
+function deadLetter(poller: ReturnType<typeof newPoller>, key: string, at: number) {
+  return poller.stub().queueDeadLetter({
     key,
     id: key,
     version: new Date(at).toISOString(),
@@ -84,9 +84,9 @@ describe('dead letters are kept for dead_letter_retention, and at most DEAD_LETT
   it('prunes those first failed longer ago than dead_letter_retention when a run ends, with one audit entry and a counter in status and /metrics', async () => {
     const poller = newPoller('retained', 'retained'); // dead_letter_retention: 7d
     const now = Date.now();
-    await deadLetter(poller, 'retained', 'old-1', now - 8 * DAY);
-    await deadLetter(poller, 'retained', 'old-2', now - 7 * DAY - MINUTE);
-    await deadLetter(poller, 'retained', 'young', now - 6 * DAY);
+    await deadLetter(poller, 'old-1', now - 8 * DAY);
+    await deadLetter(poller, 'old-2', now - 7 * DAY - MINUTE);
+    await deadLetter(poller, 'young', now - 6 * DAY);
     await poller.setCheckpoint(now - MINUTE);
 
     await poller.tick();

@@ -146,7 +146,7 @@ describe('R12: failing politely', () => {
     expect(status.last_run).toMatchObject({ outcome: 'success', records: 1, dead_lettered: 1 });
     expect(status.dead_letters.count).toBe(1);
     expect(await poller.checkpoint()).toBeGreaterThan(start);
-    const [letter] = (await poller.stub().deadLetters('seed', 10)).items;
+    const [letter] = (await poller.stub().deadLetters(10)).items;
     expect(letter).toMatchObject({ kind: 'unreadable', record: bad, id: null });
     expect(letter?.error).toContain('id x: updated_at at "updated_at" is "yesterday"');
     expect(letter?.key).toMatch(/^seed:unreadable:[0-9a-f]{14}$/);

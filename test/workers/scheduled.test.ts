@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
-const statusOf = (name: string) => objectOf(name).status(name);
+const statusOf = (name: string) => objectOf(name).status();
 const alarmOf = (name: string) =>
   runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
 

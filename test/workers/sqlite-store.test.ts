@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { MIGRATIONS } from '../../src/poller/migrations.ts';
-import { SqliteStore } from '../../src/poller/sqlite-store.ts';
+import { SqliteStore } from '../../src/poller/store/index.ts';
 import { storeContract } from '../contract/store-contract.ts';
 
 const freshObject = () => env.POLLER.get(env.POLLER.idFromName(`t-${crypto.randomUUID()}`));

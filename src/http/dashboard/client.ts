@@ -72,7 +72,14 @@ function swap(text) {
   for (const d of panel.querySelectorAll('details[data-keep]')) if (open.includes(d.dataset.keep)) d.open = true;
   const titled = panel.querySelector('[data-title]');
   document.title = titled ? titled.dataset.title + ' · tidemark' : 'tidemark';
+  // A link to one run (#run-<id>) finds it once the panel has it, the first time only.
+  const linked = !scrolled && location.hash.startsWith('#run-') ? document.getElementById(location.hash.slice(1)) : null;
+  if (linked) {
+    scrolled = true;
+    linked.scrollIntoView({ block: 'center' });
+  }
 }
+let scrolled = false;
 async function refresh() {
   clearTimeout(timer);
   if (!token() || document.hidden) return;

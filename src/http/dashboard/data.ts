@@ -50,7 +50,7 @@ function labelsOf(raw: unknown): Record<string, string> {
 async function staticRow(env: Env, entry: RegistryEntry, loaded: PollerEntry[]) {
   const declared = loaded.find((candidate) => candidate.name === entry.name);
   const object = pollerObject(env, entry.name);
-  const [status, runs] = await Promise.all([object.status(entry.name), object.runs(OVERVIEW_RUNS)]);
+  const [status, runs] = await Promise.all([object.status(), object.runs(OVERVIEW_RUNS)]);
   const facts: PollerFacts = declared
     ? factsOf(declared, 'static')
     : { kind: 'static', cron: null, everyMs: null, enabled: true, alertAfterMs: null };
@@ -114,11 +114,9 @@ export async function pollerPageData(
   if (source === null) return null;
   const object = pollerObject(env, name);
   const [status, runs, deadLetters] = await Promise.all([
-    object.status(name),
+    object.status(),
     object.runs(PAGE_RUNS),
-    admin
-      ? object.deadLetters(name, PAGE_DEAD_LETTERS)
-      : Promise.resolve<DeadLetterPage>('admin only'),
+    admin ? object.deadLetters(PAGE_DEAD_LETTERS) : Promise.resolve<DeadLetterPage>('admin only'),
   ]);
   return { status, runs: runs.map(runView), deadLetters, ...source };
 }

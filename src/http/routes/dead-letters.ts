@@ -29,13 +29,11 @@ export const deadLetterRoutes = new Hono<{ Bindings: Env }>()
       return c.json({ error }, 400);
     }
     const name = c.req.param('name');
-    return c.json(
-      await pollerObject(c.env, name).deadLetters(name, query.data.limit, query.data.cursor),
-    );
+    return c.json(await pollerObject(c.env, name).deadLetters(query.data.limit, query.data.cursor));
   })
   .post('/:name/dead-letters/:key/replay', async (c) => {
     const name = c.req.param('name');
-    const result = await pollerObject(c.env, name).replayDeadLetter(name, c.req.param('key'));
+    const result = await pollerObject(c.env, name).replayDeadLetter(c.req.param('key'));
     const status = {
       delivered: 200,
       not_found: 404,
@@ -52,7 +50,6 @@ export const deadLetterRoutes = new Hono<{ Bindings: Env }>()
     if (!body.ok) return body.response;
     const name = c.req.param('name');
     const result = await pollerObject(c.env, name).discardDeadLetter(
-      name,
       c.req.param('key'),
       body.value.reason,
     );

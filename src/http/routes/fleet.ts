@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import * as z from 'zod';
 import { findPoller, isStatic } from '../../catalog.ts';
+import { RESERVED_NAMES } from '../../config/load.ts';
 import { LABEL_KEY } from '../../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../../engine/iso-time.ts';
 import { deletePoller, pushConfig, syncStatic } from '../../fleet/lifecycle.ts';
@@ -26,9 +27,6 @@ const listQuery = z.strictObject({
   state: z.string().optional(),
   search: z.string().optional(),
 });
-
-/** Names the fleet's own routes take under /pollers/ (a poller of that name would be shadowed). */
-const RESERVED_NAMES = new Set(['deletions']);
 
 /** A deletion's reason is a note for the trail, not a document: it is kept for 90 days. */
 const MAX_DELETE_REASON_CHARS = 500;

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { TABLES } from '../../poller/sqlite-store.ts';
 import type { PollerStatus } from '../../poller/status.ts';
+import { TABLES } from '../../poller/store/index.ts';
 import { type FleetGroup, registryOf } from '../../registry/registry.ts';
 import { requireToken } from '../auth.ts';
 import { freshnessFamilies } from '../freshness-metrics.ts';

@@ -36,7 +36,7 @@ export const nudgeRoutes = new Hono<{ Bindings: Env }>().post('/:name/nudge', as
   if (!(await known)) {
     return admin ? c.json(unknownPoller(name), 404) : invalidToken(c);
   }
-  const reply = await pollerObject(c.env, name).nudge(name, admin ? null : presented);
+  const reply = await pollerObject(c.env, name).nudge(admin ? null : presented);
   if (reply.outcome === 'unauthorized') return invalidToken(c);
   if (reply.outcome === 'ignored') return c.json(reply, 202);
   return c.json({ outcome: reply.outcome, run_at: isoTimeOrNull(reply.runAt) }, 202);

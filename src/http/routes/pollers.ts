@@ -25,9 +25,26 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
     const runs = await pollerObject(c.env, c.req.param('name')).runs(100);
     return c.json({ runs: runs.map(runView) });
   })
+  .get('/:name/runs/:id', requireToken('read'), knownPoller, async (c) => {
+    const id = Number(c.req.param('id'));
+    if (!Number.isSafeInteger(id) || id < 1) {
+      return c.json(
+        { error: 'a run id is a positive integer (the id in GET /pollers/:name/runs)' },
+        400,
+      );
+    }
+    const run = await pollerObject(c.env, c.req.param('name')).run(id);
+    if (run === null) {
+      return c.json(
+        { error: `no run ${id}: not run yet, or older than the history kept (the last 100)` },
+        404,
+      );
+    }
+    return c.json(runView(run));
+  })
   .post('/:name/run', requireToken('admin'), knownPoller, async (c) => {
     const name = c.req.param('name');
-    const reply = await pollerObject(c.env, name).runNow(name);
+    const reply = await pollerObject(c.env, name).runNow();
     if (reply.outcome === 'ran')
       return c.json({ outcome: reply.run.outcome, run: runView(reply.run) });
     if (reply.outcome === 'misconfigured') return c.json(reply, 409);
@@ -47,11 +64,11 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
     const body = await readJson(c, pauseBody, { allowEmpty: true });
     if (!body.ok) return body.response;
     const name = c.req.param('name');
-    return c.json(await pollerObject(c.env, name).setPaused(name, true, body.value.reason ?? null));
+    return c.json(await pollerObject(c.env, name).setPaused(true, body.value.reason ?? null));
   })
   .post('/:name/resume', requireToken('admin'), knownPoller, async (c) => {
     const name = c.req.param('name');
-    return c.json(await pollerObject(c.env, name).setPaused(name, false, null));
+    return c.json(await pollerObject(c.env, name).setPaused(false, null));
   })
   .put('/:name/checkpoint', requireToken('admin'), knownPoller, async (c) => {
     const body = await readJson(c, checkpointBody);
@@ -62,7 +79,7 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
       reason: body.value.reason,
       force: body.value.force,
     };
-    const result = await pollerObject(c.env, name).moveCheckpoint(name, request);
+    const result = await pollerObject(c.env, name).moveCheckpoint(request);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(result);
   });

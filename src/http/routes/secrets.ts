@@ -26,7 +26,7 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
   .get('/:name/secrets', async (c) => {
     const name = c.req.param('name');
     const [secrets, keys] = await Promise.all([
-      pollerObject(c.env, name).listSecrets(name),
+      pollerObject(c.env, name).listSecrets(),
       configuredKeys(c.env),
     ]);
     return c.json({
@@ -62,7 +62,7 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
       );
     }
     const name = c.req.param('name');
-    const result = await pollerObject(c.env, name).putSecret(name, secret, value);
+    const result = await pollerObject(c.env, name).putSecret(secret, value);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(
       { name: result.name, set_at: isoTime(result.set_at), replaced: result.replaced },
@@ -71,7 +71,7 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
   })
   .delete('/:name/secrets/:secret', async (c) => {
     const name = c.req.param('name');
-    const { deleted } = await pollerObject(c.env, name).deleteSecret(name, c.req.param('secret'));
+    const { deleted } = await pollerObject(c.env, name).deleteSecret(c.req.param('secret'));
     if (!deleted) return c.json({ error: 'no such secret' }, 404);
     return c.json({ deleted: true });
   });

@@ -13,12 +13,12 @@ export const statusRoutes = new Hono<{ Bindings: Env }>()
   .get('/', async (c) => {
     const loaded = staticPollers(c.env);
     const pollers = await Promise.all(
-      loaded.pollers.map((entry) => pollerObject(c.env, entry.name).status(entry.name)),
+      loaded.pollers.map((entry) => pollerObject(c.env, entry.name).status()),
     );
     return c.json({ now: new Date().toISOString(), errors: loaded.errors, pollers });
   })
   .get('/:poller', async (c) => {
     const name = c.req.param('poller');
     if (!(await pollerExists(c.env, name))) return c.json(unknownPoller(name), 404);
-    return c.json(await pollerObject(c.env, name).status(name));
+    return c.json(await pollerObject(c.env, name).status());
   });

@@ -1,0 +1,25 @@
+import * as z from 'zod';
+import { parseDuration } from './duration.ts';
+
+/**
+ * Config fields more than one module declares: the poller schema, and the paging styles and
+ * delivery kinds, which each own the table of their `type`.
+ */
+
+/** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
+export const duration = z.string().transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a duration (use a number and a unit: "500ms", "30s", "15m", "1h", "7d")`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** A key a `type` needs: missing, it says which type needs it (`next`, `deliver`). */
+export function requiredFor(table: string, type: string) {
+  return z.string({ error: `is required when ${table}.type = "${type}"` }).min(1);
+}

@@ -1,0 +1,85 @@
+import {
+  configuredKeys,
+  countKeyRoles,
+  isSecretsError,
+  type KeyRoleCounts,
+  PollerSecrets,
+  secretKeysFrom,
+} from '../secrets/index.ts';
+import type { PutSecretReply, SealedSecretListing } from './rpc.ts';
+
+/** One object for "no secrets of its own", so the wiring cache can tell it from a change. */
+const NO_SECRETS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+export type OwnSecretValues =
+  | { ok: true; values: Record<string, string> }
+  | { ok: false; error: string };
+
+/**
+ * A poller's own secrets, as its object serves them (the `poller_secrets` table is
+ * secrets/store.ts's): decrypted once per instance and kept until one changes, so that the
+ * wiring built from them is kept too (the same object while nothing changed).
+ */
+export class OwnSecrets {
+  private decrypted: Record<string, string> | null = null;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly env: Env,
+  ) {}
+
+  /**
+   * The values, decrypted once per instance (and again after a change). During a SECRETS_KEY
+   * rotation they are moved to the new key here, on first use.
+   */
+  async values(poller: string): Promise<OwnSecretValues> {
+    if (this.decrypted !== null) return { ok: true, values: this.decrypted };
+    const secrets = new PollerSecrets(this.sql);
+    if (secrets.list().length === 0) return { ok: true, values: NO_SECRETS };
+    const keys = secretKeysFrom(this.env);
+    if (!keys.ok) return { ok: false, error: keys.error.message };
+    try {
+      if (keys.keys.previous) await secrets.reencrypt(keys.keys, poller);
+      this.decrypted = await secrets.decryptAll(keys.keys, poller);
+      return { ok: true, values: this.decrypted };
+    } catch (error) {
+      return {
+        ok: false,
+        error: isSecretsError(error) ? error.message : 'its secrets could not be read',
+      };
+    }
+  }
+
+  /** Seals and stores one secret; refused (503) without a SECRETS_KEY. */
+  async put(poller: string, secret: string, value: string, now: number): Promise<PutSecretReply> {
+    const keys = secretKeysFrom(this.env);
+    if (!keys.ok) return { outcome: 'refused', status: 503, error: keys.error.message };
+    const result = await new PollerSecrets(this.sql).put(keys.keys, poller, secret, value, now);
+    if (result.outcome === 'set') this.forget();
+    return result;
+  }
+
+  /** The names, when each was set and the key it is sealed under; never a value. */
+  list(): SealedSecretListing[] {
+    return new PollerSecrets(this.sql).listSealed();
+  }
+
+  delete(secret: string): boolean {
+    const deleted = new PollerSecrets(this.sql).delete(secret);
+    if (deleted) this.forget();
+    return deleted;
+  }
+
+  /** How many of the secrets each of the Worker's keys seals (a rotation's progress). */
+  async keyCounts(): Promise<KeyRoleCounts> {
+    return countKeyRoles(
+      this.list().map((secret) => secret.key_id),
+      await configuredKeys(this.env),
+    );
+  }
+
+  /** Drops the decrypted values (a secret changed, or the object was erased). */
+  forget(): void {
+    this.decrypted = null;
+  }
+}

@@ -1,0 +1,134 @@
+import type { NudgeReply } from '../engine/nudge.ts';
+import type { TriggerResult } from '../engine/poller.ts';
+import type { RunRecord } from '../engine/ports.ts';
+import type { PutSecretResult, SecretListing } from '../secrets/index.ts';
+import type { CheckpointResult } from './admin.ts';
+import type { DeadLetterView, ReplayResult } from './dead-letters.ts';
+import type { PollerStatus } from './status.ts';
+import type { StoredRun } from './store/history.ts';
+
+/** The poller's config does not load: nothing was done, and these say why. */
+export type Misconfigured = { outcome: 'misconfigured'; errors: string[] };
+
+export type TriggerReply = TriggerResult | Misconfigured;
+
+/** What a manual run did: ran (its history line), or why it did not. */
+/** A manual run's reply: the run as history keeps it, with its id (null: not kept, erased). */
+export type RunNowReply =
+  | TriggerResult
+  | { outcome: 'ran'; run: RunRecord & { id: number | null } }
+  | Misconfigured;
+
+export type NudgeRpcReply =
+  | NudgeReply
+  | { outcome: 'unauthorized' }
+  | { outcome: 'ignored'; reason: 'misconfigured' };
+
+/** What a config push did: applied (its version), refused for an erased incarnation, or invalid. */
+export type ConfigureReply =
+  | { ok: true; version: number }
+  | { ok: false; refused?: 'erased'; errors: string[] };
+
+/** What the watchdog's visit found; `stale` when the object does not run the issued config. */
+export type VisitReply =
+  | {
+      ok: true;
+      repaired: boolean;
+      nextTickAt: number | null;
+      version: number | null;
+      incarnation: number | null;
+    }
+  | {
+      ok: false;
+      stale: boolean;
+      errors: string[];
+      version: number | null;
+      incarnation: number | null;
+    };
+
+/** The config version and incarnation the registry issued, as a watchdog visit checks them. */
+export interface IssuedConfig {
+  version: number;
+  incarnation: number;
+}
+
+/** One page of dead letters, oldest first; `next_cursor` continues it. */
+export interface DeadLetterPage {
+  items: DeadLetterView[];
+  next_cursor: string | null;
+}
+
+export type DiscardReply = { outcome: 'discarded' | 'not_found'; key: string };
+
+/** A message the queue consumer gave up on, as it hands it over to be kept. */
+export interface QueuedDeadLetter {
+  key: string;
+  id: string;
+  version: string;
+  /** The record, as JSON text. */
+  record: string;
+  attempts: number;
+  /** When the message was first sent. */
+  at: number;
+}
+
+export type PutSecretReply = PutSecretResult | { outcome: 'refused'; status: 503; error: string };
+
+/** A secret's name, when it was set, and the fingerprint of the key it is sealed under. */
+export type SealedSecretListing = SecretListing & { key_id: string };
+
+/** What the object has written to storage since it started, for cost checks. */
+export interface StorageStats {
+  rowsWritten: number;
+  alarmWrites: number;
+  ledgerRows: number;
+}
+
+/**
+ * What the Worker asks of a poller's object (routes, watchdog, fleet lifecycle, queue
+ * consumer), as RPC. The object is reached by `idFromName(poller)` and knows its name from
+ * its id: no method takes it.
+ */
+export interface PollerRpc {
+  /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
+  trigger(kind: 'cron' | 'manual'): Promise<TriggerReply>;
+  /** What `GET /status/:poller` shows. */
+  status(): Promise<PollerStatus>;
+  /** "Something changed upstream": `token` is the nudge token presented, null after ADMIN_TOKEN. */
+  nudge(token: string | null): Promise<NudgeRpcReply>;
+  /** The run history, newest first, each run with its id. */
+  runs(limit: number): Promise<StoredRun[]>;
+  /** One run by its id (an idle one folded with others too), or null once it left the history. */
+  run(id: number): Promise<StoredRun | null>;
+  /** Runs now and answers with the run's outcome, or says why it was skipped. */
+  runNow(): Promise<RunNowReply>;
+  /** Pauses (every trigger skipped) or resumes the poller. */
+  setPaused(paused: boolean, reason: string | null): Promise<{ paused: boolean }>;
+  /** A runtime poller's config from the registry: `version` of `incarnation` (R14). */
+  configure(config: string, version: number, incarnation: number): Promise<ConfigureReply>;
+  /** Stops the poller for good and erases its storage, keeping a tombstone of `incarnation`. */
+  erase(incarnation?: number): Promise<void>;
+  /** The watchdog's visit: the tick booked, the alarm set again if the platform lost it. */
+  ensureScheduled(issued?: IssuedConfig | null): Promise<VisitReply>;
+  /** Moves the checkpoint by hand: a backfill, or with force a skip forward. */
+  moveCheckpoint(request: {
+    at: number;
+    reason: string;
+    force: boolean;
+  }): Promise<CheckpointResult>;
+  /** What the object has written to storage since it started, for cost checks. */
+  storageStats(): Promise<StorageStats>;
+  /** Dead letters, oldest first, a page at a time. */
+  deadLetters(limit: number, cursor?: string): Promise<DeadLetterPage>;
+  /** Delivers a dead letter again now, holding the lease meanwhile; success removes it. */
+  replayDeadLetter(key: string): Promise<ReplayResult | Misconfigured>;
+  /** Keeps a message the queue consumer gave up on as one of this poller's dead letters. */
+  queueDeadLetter(message: QueuedDeadLetter): Promise<void>;
+  /** Discards a dead letter; the reason stays in the audit log. */
+  discardDeadLetter(key: string, reason: string): Promise<DiscardReply>;
+  /** Sets one of the poller's own secrets (write-only: the value never comes back). */
+  putSecret(secret: string, value: string): Promise<PutSecretReply>;
+  /** The poller's own secrets: names, when set, and the key each is sealed under. */
+  listSecrets(): Promise<SealedSecretListing[]>;
+  deleteSecret(secret: string): Promise<{ deleted: boolean }>;
+}

@@ -1,0 +1,283 @@
+// Owns the poller_state table's lease, checkpoint and what comes next: the engine's port.
+import type { Lease } from '../../engine/lease.ts';
+import type {
+  DeadLetter,
+  FailingUpdate,
+  LedgerEntry,
+  PollerState,
+  PollerStore,
+  RunAftermath,
+  RunRecord,
+  WindowCommit,
+} from '../../engine/ports.ts';
+import type { DeadLetters } from './dead-letters.ts';
+import type { DeliveryFailures } from './delivery-failures.ts';
+import { FINISH_SET, type History } from './history.ts';
+import type { StoreHost } from './host.ts';
+import {
+  LEDGER_CLEARED,
+  LEDGER_COMMIT_SET,
+  type Ledger,
+  type LedgerCommit,
+  ledgerBindings,
+} from './ledger.ts';
+import { pollerStateOf } from './state-row.ts';
+
+/** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
+const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
+
+/** What a commit sets in the state row; bound by commitBindings. */
+const COMMIT_SET = `checkpoint = ?, scope_from = COALESCE(scope_from, checkpoint, ?), ${LEDGER_COMMIT_SET}`;
+
+function commitBindings(checkpoint: number, ledger: LedgerCommit): unknown[] {
+  return [checkpoint, checkpoint, ...ledgerBindings(ledger)];
+}
+
+/** The tables the port's commits reach beyond the state row, each through its owner. */
+export interface PortTables {
+  ledger: Ledger;
+  failures: DeliveryFailures;
+  deadLetters: DeadLetters;
+  history: History;
+}
+
+/**
+ * The engine's port (PollerStore) over the poller's SQLite. Owns the `poller_state` row's
+ * lease, checkpoint, scope and what comes next (wakeup, backoff, skew, rate limit, stall,
+ * pause, next tick); its commits reach the other tables through their owners, in one
+ * transaction, each fenced by the lease's epoch (R6).
+ */
+export class PollerStateStore implements PollerStore {
+  constructor(
+    protected readonly host: StoreHost,
+    private readonly tables: PortTables,
+  ) {}
+
+  read(): PollerState {
+    return pollerStateOf(this.host.row());
+  }
+
+  holds(epoch: number): boolean {
+    if (!this.host.live) return false;
+    const row = this.host.row();
+    return row.lease_held === 1 && row.epoch === epoch;
+  }
+
+  acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean {
+    return (
+      this.host.updateState(
+        `epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = ?,
+           lease_started_at = ?, lease_expires_at = ?, wakeup_at = NULL, wakeup_reason = NULL, wakeup_failure = NULL,
+           next_tick_at = CASE WHEN ? THEN ? ELSE next_tick_at END`,
+        'WHERE id = 1 AND epoch = ?',
+        lease.epoch,
+        lease.trigger,
+        lease.phase,
+        lease.startedAt,
+        lease.expiresAt,
+        nextTickAt === undefined ? 0 : 1,
+        nextTickAt ?? null,
+        expectedEpoch,
+      ) > 0
+    );
+  }
+
+  setNextTick(at: number | null): void {
+    this.host.updateState('next_tick_at = ?', 'WHERE id = 1', at);
+  }
+
+  releaseIdle(epoch: number, now: number): boolean {
+    const where = `${FENCE} AND (lease_phase = 'acquired' OR lease_expires_at <= ?)`;
+    return this.host.updateState('lease_held = 0', where, epoch, now) > 0;
+  }
+
+  markRunning(epoch: number, expiresAt: number): boolean {
+    // Compare-and-set on the phase too: of two alarm invocations, only one starts the run.
+    const set = `lease_phase = 'running', lease_expires_at = ?`;
+    return (
+      this.host.updateState(set, `${FENCE} AND lease_phase = 'acquired'`, expiresAt, epoch) > 0
+    );
+  }
+
+  /**
+   * Takes the lease for a dead-letter replay (R4): the next epoch, straight to "running" so
+   * that no alarm starts a run under it, and without touching a booked retry or continuation,
+   * which still comes after it. Null when a lease is held.
+   */
+  holdForReplay(expectedEpoch: number, startedAt: number, expiresAt: number): number | null {
+    const epoch = expectedEpoch + 1;
+    const taken = this.host.updateState(
+      `epoch = ?, lease_trigger = 'replay', lease_held = 1, lease_phase = 'running',
+         lease_started_at = ?, lease_expires_at = ?`,
+      'WHERE id = 1 AND epoch = ? AND lease_held = 0',
+      epoch,
+      startedAt,
+      expiresAt,
+      expectedEpoch,
+    );
+    return taken > 0 ? epoch : null;
+  }
+
+  /** Gives back a replay's lease; fenced, as a recovery may have taken an expired one over. */
+  releaseReplay(epoch: number): boolean {
+    return this.host.updateState('lease_held = 0', FENCE, epoch) > 0;
+  }
+
+  /** Pauses or resumes the poller (an admin action, not a run's: not fenced). */
+  setPaused(paused: boolean): void {
+    this.host.updateState('paused = ?', 'WHERE id = 1', paused ? 1 : 0);
+  }
+
+  /**
+   * Moves C by hand, unless a lease is held (the run would overwrite it). Backward is a
+   * backfill: the ledger is cleared so that the window is delivered again in full. Pending
+   * delivery failures stay: a failing version the upstream no longer lists exists only in
+   * its stored record, and the next runs retry it from there until it is delivered or
+   * dead-lettered (R8).
+   */
+  moveCheckpoint(at: number): boolean {
+    return this.host.transaction(() => {
+      const moved = this.host.updateState(
+        `checkpoint = ?, scope_from = MIN(COALESCE(scope_from, ?), ?),
+           stall_from = NULL, stall_pages = NULL, ${LEDGER_CLEARED}`,
+        'WHERE id = 1 AND lease_held = 0',
+        at,
+        at,
+        at,
+      );
+      if (moved === 0) return false;
+      this.tables.ledger.clear();
+      return true;
+    });
+  }
+
+  /**
+   * Just after an erase, in the fresh tables: the epoch the erased incarnation had reached,
+   * so that the next incarnation's first run takes the one after and no epoch is ever seen
+   * twice by this object (R14).
+   */
+  continueEpochs(epoch: number): void {
+    this.host.write('UPDATE poller_state SET epoch = ? WHERE id = 1', epoch);
+  }
+
+  delivered(from: number): Set<string> {
+    return this.tables.ledger.delivered(from);
+  }
+
+  commitWindow(
+    epoch: number,
+    checkpoint: number,
+    remember: LedgerEntry[],
+    pruneBelow: number,
+  ): boolean {
+    return this.host.transaction(() => {
+      if (!this.holds(epoch)) return false;
+      const ledger = this.commitLedger(remember, pruneBelow);
+      // The ledger's size and boundary ride on the checkpoint's own row write.
+      this.host.updateState(COMMIT_SET, FENCE, ...commitBindings(checkpoint, ledger), epoch);
+      return true;
+    });
+  }
+
+  remember(epoch: number, entries: LedgerEntry[]): boolean {
+    if (!this.holds(epoch)) return false;
+    this.host.transaction(() => this.tables.ledger.add(entries));
+    return true;
+  }
+
+  finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
+    const finished = this.host.transaction(() => {
+      if (!this.holds(epoch)) return false;
+      const ledger = commit ? this.commitLedger(commit.remember, commit.pruneBelow) : null;
+      const history = this.tables.history.finish(run);
+      // One write of the state row ends the run, and comes last, so that the write counters
+      // it brings up to date include the run's every row: the lease, what comes next, the
+      // counters, the window's commit when it ends with one, an idle run's history line.
+      const released = this.host.updateState(
+        `lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
+           upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
+           stall_from = ?, stall_pages = ?, straggle_ms = MAX(straggle_ms, ?),
+           ${FINISH_SET}${ledger ? `, ${COMMIT_SET}` : ''}`,
+        FENCE,
+        next.failures,
+        next.wakeup?.at ?? null,
+        next.wakeup?.reason ?? null,
+        next.wakeup?.failure ?? null,
+        next.skewMs === null ? null : Math.round(next.skewMs),
+        next.rateLimitedUntil,
+        next.stall?.from ?? null,
+        next.stall?.pages ?? null,
+        next.straggleMs,
+        ...history,
+        ...(commit && ledger ? commitBindings(commit.checkpoint, ledger) : []),
+        epoch,
+      );
+      // Not reached: the fence was checked above, in this same transaction.
+      if (released === 0) throw new Error('the lease was lost mid-transaction');
+      return true;
+    });
+    // The run's end is the cheap moment to keep the dead letters within their bounds.
+    if (finished) this.tables.deadLetters.prune(run.finishedAt);
+    return finished;
+  }
+
+  recordRun(run: RunRecord): void {
+    this.tables.history.record(run);
+  }
+
+  recordRecovery(run: RunRecord): void {
+    this.tables.history.recordRecovery(run);
+  }
+
+  failing(): Map<string, FailingUpdate> {
+    return this.tables.failures.all();
+  }
+
+  recordFailure(epoch: number, failure: FailingUpdate): boolean {
+    return this.fenced(epoch, () => this.tables.failures.record(failure));
+  }
+
+  clearFailure(epoch: number, key: string): boolean {
+    return this.fenced(epoch, () => this.tables.failures.clear(key));
+  }
+
+  deadLetter(epoch: number, letter: DeadLetter): boolean {
+    return this.fenced(epoch, () => {
+      this.tables.deadLetters.insert(letter);
+      this.tables.failures.clear(letter.key);
+      // Handled now (R8): the ledger keeps the window's retry from trying it again.
+      if (
+        letter.kind === 'delivery' &&
+        letter.id !== null &&
+        letter.version !== null &&
+        letter.versionMs !== null
+      ) {
+        const { id, version, versionMs } = letter;
+        this.tables.ledger.add([{ id, version, versionMs }]);
+      }
+    });
+  }
+
+  private fenced(epoch: number, write: () => unknown): boolean {
+    return this.host.transaction(() => {
+      if (!this.holds(epoch)) return false;
+      write();
+      return true;
+    });
+  }
+
+  /**
+   * The ledger's part of a commit (see Ledger.commit), and the failing versions below
+   * `pruneBelow` made dead letters: below C now, they will never be asked for again.
+   */
+  private commitLedger(remember: LedgerEntry[], pruneBelow: number): LedgerCommit {
+    // None failing, as the triggers count them: nothing to look at.
+    const failing = this.tables.failures.any();
+    const ledger = this.tables.ledger.commit(remember, pruneBelow);
+    if (failing) {
+      this.tables.deadLetters.keepFailuresBelow(pruneBelow);
+      this.tables.failures.clearBelow(pruneBelow);
+    }
+    return ledger;
+  }
+}

@@ -1,0 +1,141 @@
+import * as z from 'zod';
+import type { SourceConfig } from '../../config/schema.ts';
+import type { Window } from '../../engine/window.ts';
+import { readPath } from '../dot-path.ts';
+import { formatTime } from '../time.ts';
+import { cursor } from './cursor.ts';
+import { lastId } from './last-id.ts';
+import { link } from './link.ts';
+import { none } from './none.ts';
+import { offset } from './offset.ts';
+import { page } from './page.ts';
+import {
+  DONE,
+  type NextPage,
+  type NextTools,
+  type PagingStyle,
+  type ReadPage,
+  type SourceProblem,
+  shown,
+} from './style.ts';
+import { url } from './url.ts';
+
+export type { NextPage, PagingStyle, ReadPage } from './style.ts';
+
+/** Every paging style, by its `source.next.type`. A new style is a module and a line here. */
+const styles = { cursor, url, link, page, last_id: lastId, offset, none };
+
+/** A `source.next.type`. */
+export type NextType = keyof typeof styles;
+
+/** The styles, each checked against the interface and against the name it is registered under. */
+export const pagingStyles = styles satisfies { [K in NextType]: PagingStyle<{ type: K }> };
+
+type StyleConfig = (typeof pagingStyles)[NextType]['config'];
+
+/**
+ * How to reach the next page of the same window, one shape per `type` (each style's own
+ * table): a key that does not apply to the chosen type is an error, never silently ignored.
+ */
+export const nextSchema = z.discriminatedUnion(
+  'type',
+  Object.values(pagingStyles).map((style) => style.config) as [StyleConfig, ...StyleConfig[]],
+);
+
+/** A `source.next` table, parsed. */
+export type NextConfig = z.output<typeof nextSchema>;
+
+/** The style a `source.next` table asks for. */
+function styleOf(next: NextConfig): PagingStyle<NextConfig> {
+  return pagingStyles[next.type];
+}
+
+/** What the paging style cannot work with in the rest of `source`, at paths under it. */
+export function pagingProblems(source: {
+  next: NextConfig;
+  sorted?: 'asc' | undefined;
+}): SourceProblem[] {
+  return styleOf(source.next).problems(source.next, source);
+}
+
+/**
+ * The URL of a page: the first page is `url` + `params` + the window, and each style adds
+ * its parameter (or follows the upstream's own next URL). Throws on a next URL that does not
+ * parse (the source reports it as a bad response). `windowHref` is `windowUrl(config,
+ * window)`, when the caller keeps it for the window's pages.
+ */
+export function pageUrl(
+  config: SourceConfig,
+  window: Window,
+  cursor: string | null,
+  windowHref?: string,
+): URL {
+  const first = () => (windowHref === undefined ? windowUrl(config, window) : new URL(windowHref));
+  return styleOf(config.next).pageUrl(config.next, first, cursor);
+}
+
+/** `url` + `params` + the window's bounds: what every page of a window starts from. */
+export function windowUrl(config: SourceConfig, window: Window): URL {
+  const url = new URL(config.url);
+  for (const [key, value] of Object.entries(config.params)) url.searchParams.set(key, value);
+  url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
+  if (config.to_param !== undefined && window.bounded) {
+    url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
+  }
+  return url;
+}
+
+/**
+ * Reads where the next page is, or null when this page was the last of the window. Every
+ * style stops on `stop` being true, `more` being false, and an empty page unless the body
+ * says more is coming; the style finds the way on from the rest.
+ */
+export function nextPage(config: SourceConfig, page: ReadPage): NextPage {
+  const { next } = config;
+  const stopPath = 'stop' in next ? next.stop : undefined;
+  const morePath = 'more' in next ? next.more : undefined;
+  const stop = stopPath === undefined ? undefined : readPath(page.body, stopPath);
+  const more = morePath === undefined ? undefined : readPath(page.body, morePath);
+  if (stop === true || more === false) return DONE;
+  // The body says in so many words that more is coming: then a missing way to it is an
+  // error, and an empty page is not the end (some APIs send empty pages mid-stream).
+  const saysMore = more === true || stop === false;
+  if (page.items.length === 0 && !saysMore) return DONE;
+  const said = more === true ? `"${morePath}" is true` : `"${stopPath}" is false`;
+  const tools: NextTools = {
+    missing: (what) =>
+      saysMore
+        ? {
+            ok: false,
+            kind: 'bad_response',
+            error: `${said} but ${what}: the rest of the window cannot be fetched`,
+          }
+        : DONE,
+    follow: (target) => sameOrigin(config, target, page.url),
+    id: config.id,
+  };
+  return styleOf(next).nextPage(next, page, tools);
+}
+
+/** Credentials go to source.url's origin only: a next page elsewhere is refused, not followed. */
+function sameOrigin(config: SourceConfig, target: string, base: URL): NextPage {
+  let next: URL;
+  try {
+    next = new URL(target, base);
+  } catch {
+    return {
+      ok: false,
+      kind: 'bad_response',
+      error: `the next page URL ${shown(target)} does not parse`,
+    };
+  }
+  const origin = new URL(config.url).origin;
+  if (next.origin !== origin) {
+    return {
+      ok: false,
+      kind: 'misconfigured',
+      error: `refused to follow the next page to ${next.origin}: it is not source.url's origin (${origin}), and the request headers must not leave it`,
+    };
+  }
+  return { ok: true, next: next.toString() };
+}

@@ -1,0 +1,111 @@
+import * as z from 'zod';
+
+/**
+ * What a page said about the next one. A page that says more is coming but not where it is
+ * a bad response (retried, C unchanged): taking it as the last page would lose the rest.
+ */
+export type NextPage =
+  | { ok: true; next: string | null }
+  | { ok: false; kind: 'misconfigured' | 'bad_response'; error: string };
+
+/** A page as the source read it, to find the next one from. */
+export interface ReadPage {
+  /** Where it came from (after same-origin redirects). */
+  url: URL;
+  body: unknown;
+  headers: Headers;
+  /** The records array at `source.items`. */
+  items: unknown[];
+  /** What named this page: null for the window's first. */
+  cursor: string | null;
+}
+
+/** What a style's next-page rule leans on (built by paging/index.ts for each page). */
+export interface NextTools {
+  /**
+   * The page gives no way on (`what` says why): the end of the window, unless its body said
+   * more is coming, which makes it a bad response.
+   */
+  missing(what: string): NextPage;
+  /** A next URL, absolute or relative to the page: followed only on source.url's origin. */
+  follow(target: string): NextPage;
+  /** `source.id`: the dot path of a record's id. */
+  id: string;
+}
+
+/** Something a style cannot work with in the rest of `source`, at a path under it. */
+export interface SourceProblem {
+  path: string[];
+  message: string;
+}
+
+/**
+ * One paging style: how a window's pages are reached. Every style is one module
+ * (src/sources/paging/<name>.ts) registered in paging/index.ts; the shared case suite
+ * (test/engine/paging-styles.test.ts) runs the same cases against each.
+ */
+export interface PagingStyle<C extends { type: string }> {
+  /** Its `source.next` table: a strict zod object whose `type` is the style's name. */
+  readonly config: z.ZodType<C>;
+  /** The `source.next` line the README's "Paging styles" shows (a test checks it is there and valid). */
+  readonly example: string;
+  /**
+   * The URL of the page `cursor` names (null: the window's first). `windowUrl()` is a fresh
+   * copy of `url` + `params` + the window's bounds. Throws on a URL that does not parse.
+   */
+  pageUrl(next: C, windowUrl: () => URL, cursor: string | null): URL;
+  /**
+   * Where the page after `page` is, or null when it was the last. Called once the rules every
+   * style shares (an empty page, `stop`, `more`) have not already ended the window.
+   */
+  nextPage(next: C, page: ReadPage, tools: NextTools): NextPage;
+  /** What it cannot work with in the rest of `source` (config errors). */
+  problems(next: C, source: { sorted?: 'asc' | undefined }): SourceProblem[];
+}
+
+/** Optional body paths every paging style but `none` may read. */
+export const lastPage = {
+  /** Optional body path; true means this was the last page. */
+  stop: z.string().min(1).optional(),
+  /** Optional body path; false means this was the last page. */
+  more: z.string().min(1).optional(),
+};
+
+/** Ends the window: this page was the last. */
+export const DONE: NextPage = { ok: true, next: null };
+
+/** A style that any `source` suits. */
+export function noProblems(): SourceProblem[] {
+  return [];
+}
+
+/**
+ * The problem of paging by position (page numbers, offsets) over records sorted oldest first:
+ * a record updated mid-paging moves to the end, every record after it shifts one place back,
+ * and one can slip past unseen. Sorted newest first, records only repeat (the ledger absorbs
+ * that).
+ */
+export function positionalProblems(
+  type: string,
+  what: string,
+): (next: unknown, source: { sorted?: 'asc' | undefined }) => SourceProblem[] {
+  return (_next, source) =>
+    source.sorted === 'asc'
+      ? [
+          {
+            path: ['sorted'],
+            message:
+              `cannot be "asc" with next.type = "${type}": ${what} over records sorted oldest first ` +
+              'shift when a record is updated mid-paging, and a record can slip past unseen; sort newest ' +
+              'first (duplicates only) or use a cursor',
+          },
+        ]
+      : [];
+}
+
+/** A value as an error message shows it: short, and "missing" for nothing. */
+export function shown(value: unknown): string {
+  if (value === undefined) return 'missing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}

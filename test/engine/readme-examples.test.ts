@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { unstable_readConfig } from 'wrangler';
+import readme from '../../README.md?raw';
+import { loadPollers } from '../../src/config/load.ts';
+import { deliveryKinds } from '../../src/delivery/kinds/index.ts';
+import { pagingStyles } from '../../src/sources/paging/index.ts';
+import { wranglerFixture } from '../support/wrangler-fixture.ts';
+
+/**
+ * Each paging style and each delivery kind brings the example the README shows for it: the
+ * README must show it as it is, and it must be a valid config of that style or kind, read
+ * from TOML the way wrangler reads a user's.
+ */
+
+/** The README from `heading` to the next heading of its level or higher (code blocks hold none). */
+function section(heading: string): string {
+  const start = readme.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no "${heading}" heading`);
+  const level = heading.indexOf(' ');
+  const next = new RegExp(`\\n#{2,${level}} `, 'g');
+  next.lastIndex = start + heading.length + 1;
+  const end = next.exec(readme)?.index ?? readme.length;
+  return readme.slice(start, end);
+}
+
+const paging = section('### Paging styles');
+const delivery = section('## Delivery');
+
+/** A poller per style and per kind, each written with the module's example. */
+function examplePollers(): string {
+  const styles = Object.entries(pagingStyles).map(
+    ([type, style]) => `
+[vars.POLLERS.style_${type}]
+cron = "* * * * *"
+[vars.POLLERS.style_${type}.source]
+url = "https://api.example.com/v1/items"
+from_param = "since"
+${style.example}
+[vars.POLLERS.style_${type}.deliver]
+type = "handler"
+name = "demo-sessions"
+`,
+  );
+  const kinds = Object.entries(deliveryKinds).map(
+    ([type, kind]) => `
+[vars.POLLERS.kind_${type}]
+cron = "* * * * *"
+[vars.POLLERS.kind_${type}.source]
+url = "https://api.example.com/v1/items"
+from_param = "since"
+${kind.example.replaceAll('[vars.POLLERS.sessions.', `[vars.POLLERS.kind_${type}.`)}
+`,
+  );
+  return [...styles, ...kinds].join('');
+}
+
+describe('README examples of the paging styles and delivery kinds', () => {
+  it.each(Object.entries(pagingStyles))('shows the %s paging example', (_type, style) => {
+    expect(paging).toContain(style.example);
+  });
+
+  it.each(Object.entries(deliveryKinds))('shows the %s delivery example', (_type, kind) => {
+    expect(delivery).toContain(kind.example);
+  });
+
+  it('are valid configs of their own style or kind, as TOML', () => {
+    const config = unstable_readConfig({ config: wranglerFixture(examplePollers()) });
+    const loaded = loadPollers({
+      ...(config.vars as Record<string, unknown>),
+      WEBHOOK_SECRET: `whsec_${btoa('k'.repeat(24))}`,
+      ORDERS_TOKEN: 'o',
+    });
+    expect(loaded.errors).toEqual([]);
+    const types = new Map<string, string>();
+    for (const entry of loaded.pollers) {
+      expect(entry.ok ? [] : entry.errors).toEqual([]);
+      if (!entry.ok) continue;
+      types.set(entry.name, entry.config.source.next.type);
+      if (entry.name.startsWith('kind_')) types.set(entry.name, entry.config.deliver.type);
+    }
+    for (const type of Object.keys(pagingStyles)) expect(types.get(`style_${type}`)).toBe(type);
+    for (const type of Object.keys(deliveryKinds)) expect(types.get(`kind_${type}`)).toBe(type);
+  });
+});
