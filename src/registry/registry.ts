@@ -1,3 +1,4 @@
+// Owns the registry's pollers and registry_meta tables (the deletion trail is deletions.ts).
 import { DurableObject } from 'cloudflare:workers';
 import { capGroups } from './cap-groups.ts';
 import { type Deletion, newestDeletions, recordDeletion } from './deletions.ts';
@@ -251,7 +252,16 @@ export class Registry extends DurableObject<Env> {
    * pollers there are.
    */
   async watchdogSlice(limit: number, stuckFor: number, now: number): Promise<WatchdogShare> {
-    return watchdogShare(this.sql, limit, stuckFor, now);
+    const after =
+      this.sql
+        .exec<{ value: string }>("SELECT value FROM registry_meta WHERE key = 'watchdog_after'")
+        .toArray()[0]?.value ?? '';
+    const share = watchdogShare(this.sql, limit, stuckFor, now, after);
+    this.sql.exec(
+      "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      share.last,
+    );
+    return share;
   }
 
   /**

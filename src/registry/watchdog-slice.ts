@@ -1,3 +1,4 @@
+// Reads the pollers table for the watchdog: owns no table (the registry keeps its place).
 import { WATCHDOG_COLUMNS, type WatchdogEntry } from './types.ts';
 
 /** What the watchdog visits in one tick. */
@@ -5,12 +6,14 @@ export interface WatchdogShare {
   stuck: WatchdogEntry[];
   slice: WatchdogEntry[];
   total: number;
+  /** Where this tick stopped: the next one starts after it. */
+  last: string;
 }
 
 /**
  * The watchdog's share of one tick: runtime pollers left half-way (configuring or deleting
  * for longer than `stuckFor`), and the next `limit` runtime pollers in name order after where
- * the last tick stopped (round robin, its place kept in `registry_meta.watchdog_after`), so a
+ * the last tick stopped (round robin: `after`, and the share's `last` for the next tick), so a
  * tick's work is bounded however many pollers there are.
  */
 export function watchdogShare(
@@ -18,6 +21,8 @@ export function watchdogShare(
   limit: number,
   stuckFor: number,
   now: number,
+  /** Where the last tick stopped (the registry keeps it in `registry_meta`). */
+  after: string,
 ): WatchdogShare {
   const stuck = sql
     .exec<WatchdogEntry>(
@@ -26,10 +31,6 @@ export function watchdogShare(
       limit,
     )
     .toArray();
-  const after =
-    sql
-      .exec<{ value: string }>("SELECT value FROM registry_meta WHERE key = 'watchdog_after'")
-      .toArray()[0]?.value ?? '';
   let rows = sql
     .exec<WatchdogEntry>(
       `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE kind = 'runtime' AND phase = 'active' AND name > ? ORDER BY name LIMIT ?`,
@@ -48,11 +49,6 @@ export function watchdogShare(
       .toArray();
     rows = [...rows, ...more];
   }
-  const last = rows.at(-1)?.name ?? '';
-  sql.exec(
-    "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    last,
-  );
   const total = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pollers').one().n;
-  return { stuck, slice: rows, total };
+  return { stuck, slice: rows, total, last: rows.at(-1)?.name ?? '' };
 }

@@ -1,4 +1,4 @@
-// The shape of the poller_state row and its checked mapper to the engine's PollerState.
+// The shape of the poller_state row and its checked mapper to the engine's PollerState: owns no table.
 import type { PollerState } from '../../engine/ports.ts';
 import { FAILURE_KINDS, known, LEASE_PHASES, TRIGGER_KINDS, WAKEUP_REASONS } from './checked.ts';
 
