@@ -58,6 +58,18 @@ const sourceSchema = z.strictObject({
   updated_at: z.string().min(1).default('updated_at'),
   /** auto | iso | unix | unix_ms: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
   updated_at_format: z.enum(['auto', 'iso', 'unix', 'unix_ms']).default('auto'),
+  /**
+   * Optional: how the stream marks a deleted record (a tombstone), delivered as a delete:
+   * `{ path = "deleted_at" }` (there and not null) or `{ path = "status", equals = "deleted" }`.
+   */
+  deleted: z
+    .strictObject({
+      /** Dot path in a record. */
+      path: z.string().min(1),
+      /** The value at `path` that means deleted (default: any value but null or false). */
+      equals: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    })
+    .optional(),
   /** Optional "asc": records come oldest first, so a window too big for one run can commit its progress. */
   sorted: z.enum(['asc']).optional(),
   /** Optional pause between two requests of a run, for upstreams that ask for one. */

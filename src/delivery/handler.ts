@@ -40,10 +40,11 @@ export class HandlerDeliverer implements Deliverer {
   ) {}
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
-    for (const { update, idempotencyKey, attempt } of items) {
+    for (const { update, op, idempotencyKey, attempt } of items) {
       try {
         const outcome = await withDeadline(this.timeout, (signal) =>
           this.handler(update.record, {
+            op,
             poller: this.poller,
             id: update.id,
             version: update.version,

@@ -15,6 +15,7 @@ import { kindOf } from './kinds/index.ts';
 const messageBody = z.object({
   poller: z.string(),
   incarnation: z.number().int().optional(),
+  op: z.enum(['upsert', 'delete']).optional(),
   id: z.string(),
   version: z.string(),
   idempotency_key: z.string(),
@@ -67,6 +68,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
     try {
       const outcome = await withDeadline(entry.config.deliver.timeout, (signal) =>
         found.handler(body.record, {
+          op: body.op ?? 'upsert',
           poller: body.poller,
           id: body.id,
           version: body.version,

@@ -1,12 +1,14 @@
 import { withDeadline } from '../deadline.ts';
 import type { DeliveryResult } from '../engine/classify.ts';
-import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
+import type { Deliverer, DeliveryItem, DeliveryOp } from '../engine/ports.ts';
 import type { BuildDeliverer } from './build.ts';
 import { findHandler } from './find-handler.ts';
 import { type QueueConfig, queue } from './kinds/queue.ts';
 
 /** The body of one queue message. */
 export interface QueueMessageBody {
+  /** `upsert`, or `delete` for a tombstone (R15); absent in messages older than the field. */
+  op?: DeliveryOp;
   poller: string;
   /** A runtime poller's incarnation (R14): the consumer drops what a deleted one sent. */
   incarnation?: number;
@@ -84,8 +86,9 @@ export class QueueDeliverer implements Deliverer {
   ) {}
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
-    const messages = items.map(({ update, idempotencyKey }) => {
+    const messages = items.map(({ update, op, idempotencyKey }) => {
       const body: QueueMessageBody = {
+        op,
         poller: this.poller,
         ...(this.incarnation > 0 ? { incarnation: this.incarnation } : {}),
         id: update.id,

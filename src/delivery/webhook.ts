@@ -1,7 +1,7 @@
 import { redact } from '../config/interpolate.ts';
 import { withDeadline } from '../deadline.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
-import type { Deliverer, DeliveryItem } from '../engine/ports.ts';
+import type { Deliverer, DeliveryItem, DeliveryOp } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
 import type { BuildDeliverer } from './build.ts';
 import type { WebhookConfig } from './kinds/webhook.ts';
@@ -25,11 +25,22 @@ export const buildWebhook: BuildDeliverer<WebhookConfig> = (
 
 /** The JSON body of one webhook delivery, or one element of a batch. */
 export interface WebhookBody {
+  /** The Standard Webhooks event type: `record.updated`, or `record.deleted` for a delete. */
+  type: EventType;
+  /** `upsert`, or `delete`: the stream showed the record deleted (`source.deleted`, R15). */
+  op: DeliveryOp;
   poller: string;
   id: string;
   version: string;
   idempotency_key: string;
   record: unknown;
+}
+
+type EventType = 'record.updated' | 'record.deleted';
+
+/** The event type of an operation, as receivers of Standard Webhooks route on it. */
+export function eventType(op: DeliveryOp): EventType {
+  return op === 'delete' ? 'record.deleted' : 'record.updated';
 }
 
 /**
@@ -53,7 +64,9 @@ export class WebhookDeliverer implements Deliverer {
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     const envelopes = items.map(
-      ({ update, idempotencyKey }): WebhookBody => ({
+      ({ update, op, idempotencyKey }): WebhookBody => ({
+        type: eventType(op),
+        op,
         poller: this.poller,
         id: update.id,
         version: update.version,

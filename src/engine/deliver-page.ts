@@ -188,7 +188,8 @@ async function deliverBatch(
   const items: DeliveryItem[] = batch.map(({ update }) => {
     const key = idempotencyKey(ctx.poller, update.id, update.version);
     const before = failing.size === 0 ? undefined : failing.get(key);
-    return { update, idempotencyKey: key, attempt: (before?.attempts ?? 0) + 1 };
+    const op = ctx.isDeleted?.(update.record) ? 'delete' : 'upsert';
+    return { update, op, idempotencyKey: key, attempt: (before?.attempts ?? 0) + 1 };
   });
   const outcome = await ctx.deliverer.deliver(items);
   if (!ctx.store.holds(epoch)) {

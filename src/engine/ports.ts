@@ -21,6 +21,9 @@ export interface Update {
   record: unknown;
 }
 
+/** What a delivery asks the receiver to do with the record. */
+export type DeliveryOp = 'upsert' | 'delete';
+
 /** A record the source could not read (no id, unparseable updated_at). */
 export interface MalformedRecord {
   reason: string;
@@ -50,6 +53,8 @@ export interface Source {
 /** One update on its way out, with its idempotency key (R13) and attempt number (R8). */
 export interface DeliveryItem {
   update: Update;
+  /** A delete (a tombstone the stream showed, R15) or an upsert: the receiver is told which. */
+  op: DeliveryOp;
   idempotencyKey: string;
   /** 1 for the first attempt at this update. */
   attempt: number;
@@ -269,6 +274,8 @@ export interface RunContext {
   precision?: number;
   /** Hides secret values in text that will be stored or shown. */
   redact?: (text: string) => string;
+  /** Whether a record is a tombstone (`source.deleted`); without it, every record is an upsert. */
+  isDeleted?: ((record: unknown) => boolean) | null;
   /** Called with one structured line per run. */
   log?: (line: Record<string, unknown>) => void;
   /** Nudges and observed lateness (engine/nudge.ts, engine/lateness.ts); without it, neither. */

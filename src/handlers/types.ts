@@ -1,5 +1,9 @@
+import type { DeliveryOp } from '../engine/ports.ts';
+
 /** What a handler is told about the update it handles. */
 export interface HandlerContext {
+  /** `upsert`, or `delete`: the upstream deleted the record (a tombstone, R15). */
+  op: DeliveryOp;
   poller: string;
   id: string;
   /** The record's updated_at as the upstream reports it. */

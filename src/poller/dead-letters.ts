@@ -120,7 +120,12 @@ export async function replayDeadLetter(
   try {
     await rearm();
     const result = await context.deliverer.deliver([
-      { update, idempotencyKey: key, attempt: letter.attempts + 1 },
+      {
+        update,
+        op: context.isDeleted?.(update.record) ? 'delete' : 'upsert',
+        idempotencyKey: key,
+        attempt: letter.attempts + 1,
+      },
     ]);
     const at = context.now();
     if (result.kind === 'delivered') {

@@ -8,6 +8,7 @@ import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
+import { tombstoneRule } from '../sources/tombstone.ts';
 import type { OwnSecrets } from './own-secrets.ts';
 import type { SqliteStore } from './store/index.ts';
 
@@ -91,6 +92,7 @@ export function wirePoller(
       precision: precisionOf(config.source.time_format),
       schedule: scheduleOf(name, config),
       redact: (text) => redact(text, secrets),
+      isDeleted: tombstoneRule(config.source),
       log,
     },
   };

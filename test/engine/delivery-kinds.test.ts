@@ -63,6 +63,7 @@ function update(i: number): Update {
 function items(n: number): DeliveryItem[] {
   return Array.from({ length: n }, (_, i) => ({
     update: update(i),
+    op: 'upsert',
     idempotencyKey: `p:r${i}`,
     attempt: 1,
   }));
@@ -109,6 +110,19 @@ for (const type of Object.keys(deliveryKinds) as DeliverType[]) {
         const after = await deliverer.deliver(items(fake.batch));
         expect(after.kind).not.toBe('delivered');
         expect(destination.sends).toHaveLength(1);
+      } finally {
+        destination.close();
+      }
+    });
+
+    it('tells the receiver which records are deletes and which upserts (R15)', async () => {
+      const { deliverer, destination } = build(fake);
+      try {
+        const sent = items(2).map(
+          (item, i) => ({ ...item, op: i === 1 ? 'delete' : 'upsert' }) as const,
+        );
+        for (const item of sent) await deliverer.deliver([item]);
+        expect(destination.ops).toEqual(['upsert', 'delete']);
       } finally {
         destination.close();
       }

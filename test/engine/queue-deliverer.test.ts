@@ -4,6 +4,7 @@ import type { DeliveryItem } from '../../src/engine/ports.ts';
 
 function items(count: number, recordBytes = 10): DeliveryItem[] {
   return Array.from({ length: count }, (_, i) => ({
+    op: 'upsert',
     update: {
       id: `r${i}`,
       version: '2026-01-01T00:00:00Z',

@@ -38,6 +38,7 @@ function item(id: string, record: unknown): DeliveryItem {
   const version = '2026-06-01T00:00:00.000Z';
   return {
     update: { id, version, versionMs: Date.parse(version), record },
+    op: 'upsert',
     idempotencyKey: idempotencyKey('sessions', id, version),
     attempt: 1,
   };

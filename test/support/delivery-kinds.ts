@@ -14,6 +14,8 @@ export interface Destination {
   fetcher: HttpFetch;
   /** Every send so far, as the destination saw it. */
   sends: unknown[];
+  /** The op (upsert or delete) each record sent so far carried, in order. */
+  ops: string[];
   /** Undoes what it set up (a handler registered for the test). */
   close(): void;
 }
@@ -34,10 +36,11 @@ export const SUITE_HANDLER = 'delivery-kinds-suite';
 /** A signing secret of 24 bytes, the least a webhook accepts. */
 export const SUITE_SECRET = `whsec_${btoa('k'.repeat(24))}`;
 
-/** Registers SUITE_HANDLER, recording each call in `sends`. */
-function registered(sends: unknown[]): () => void {
-  handlers[SUITE_HANDLER] = async (record) => {
+/** Registers SUITE_HANDLER, recording each call in `sends` and the op it was told. */
+function registered(sends: unknown[], ops: string[] = []): () => void {
+  handlers[SUITE_HANDLER] = async (record, context) => {
     sends.push(record);
+    ops.push(context.op);
   };
   return () => {
     delete handlers[SUITE_HANDLER];
@@ -58,13 +61,17 @@ export const kindFakes = {
     queueHandler: 'p',
     destination() {
       const sends: unknown[] = [];
+      const ops: string[] = [];
       return {
         env: {} as Env,
         fetcher: async (request) => {
           sends.push(request);
+          const body = (await request.json()) as { op: string } | { op: string }[];
+          for (const envelope of Array.isArray(body) ? body : [body]) ops.push(envelope.op);
           return new Response(null, { status: 204 });
         },
         sends,
+        ops,
         close: () => {},
       };
     },
@@ -75,15 +82,19 @@ export const kindFakes = {
     queueHandler: SUITE_HANDLER,
     destination() {
       const sends: unknown[] = [];
+      const ops: string[] = [];
       const producer = {
-        sendBatch: async (messages: Iterable<unknown>) => {
-          sends.push([...messages]);
+        sendBatch: async (messages: Iterable<{ body: { op: string } }>) => {
+          const batch = [...messages];
+          sends.push(batch);
+          for (const message of batch) ops.push(message.body.op);
         },
       };
       return {
         env: { SUITE_QUEUE: producer } as unknown as Env,
         fetcher: noNetwork,
         sends,
+        ops,
         close: registered([]),
       };
     },
@@ -94,7 +105,8 @@ export const kindFakes = {
     queueHandler: SUITE_HANDLER,
     destination() {
       const sends: unknown[] = [];
-      return { env: {} as Env, fetcher: noNetwork, sends, close: registered(sends) };
+      const ops: string[] = [];
+      return { env: {} as Env, fetcher: noNetwork, sends, ops, close: registered(sends, ops) };
     },
   },
 } satisfies Record<DeliverType, KindFake>;

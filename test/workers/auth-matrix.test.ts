@@ -1,6 +1,7 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
+import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import {
   accessOf,
@@ -23,16 +24,6 @@ beforeAll(async () => {
   installFakes();
   await call('POST', '/pollers/seed/run', ADMIN_TOKEN);
 });
-
-function call(method: string, path: string, token?: string, body?: string) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body }),
-  });
-}
 
 /** A route's method and a concrete path for it (`seed` for a poller's name). */
 const request = (route: string): [string, string] => [

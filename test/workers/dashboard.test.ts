@@ -1,8 +1,9 @@
-import { env, exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
 import { runChart } from '../../src/http/dashboard/chart.ts';
 import type { RunView } from '../../src/poller/status.ts';
+import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -15,16 +16,6 @@ let receiver: FakeReceiver;
 beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
-
-function call(method: string, path: string, token?: string, body?: string) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body }),
-  });
-}
 
 const page = async (name: string, token = ADMIN_TOKEN) => {
   const response = await call('GET', `/dashboard/pollers/${name}/panel`, token);

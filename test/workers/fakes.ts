@@ -15,6 +15,8 @@ interface StoredUpdate {
   updatedAtMs: number;
   /** Not returned before this time (replication lag). */
   visibleAt: number;
+  /** More fields of the record (a tombstone's status, say). */
+  fields: Record<string, unknown>;
 }
 
 interface Hold {
@@ -41,13 +43,18 @@ export class FakeUpstream {
    */
   readFrom: (from: number) => number = (from) => from;
 
-  add(id: string, at: number | string, options: { visibleAt?: number } = {}): StoredUpdate {
+  add(
+    id: string,
+    at: number | string,
+    options: { visibleAt?: number; fields?: Record<string, unknown> } = {},
+  ): StoredUpdate {
     const updatedAtMs = typeof at === 'number' ? at : Date.parse(at);
     const update = {
       id,
       updatedAt: typeof at === 'string' ? at : new Date(at).toISOString(),
       updatedAtMs,
       visibleAt: options.visibleAt ?? Number.NEGATIVE_INFINITY,
+      fields: options.fields ?? {},
     };
     this.updates.push(update);
     return update;
@@ -96,7 +103,12 @@ export class FakeUpstream {
     const page = matching.slice(offset, offset + perPage);
     const more = offset + perPage < matching.length;
     return Response.json({
-      sessions: page.map((u) => ({ id: u.id, updated_at: u.updatedAt, status: 'active' })),
+      sessions: page.map((u) => ({
+        id: u.id,
+        updated_at: u.updatedAt,
+        status: 'active',
+        ...u.fields,
+      })),
       next_cursor: more ? String(offset + perPage) : null,
     });
   }
@@ -110,6 +122,9 @@ export class FakeUpstream {
 export interface Delivery {
   id: string;
   version: string;
+  /** The envelope's `op` and Standard Webhooks event `type`. */
+  op: string;
+  type: string;
   key: string;
   body: string;
   headers: Headers;
@@ -184,6 +199,8 @@ export class FakeReceiver {
         this.deliveries.push({
           id: envelope.id,
           version: envelope.version,
+          op: envelope.op,
+          type: envelope.type,
           key: Array.isArray(parsed)
             ? envelope.idempotency_key
             : (request.headers.get('webhook-id') ?? ''),
@@ -206,6 +223,8 @@ export class FakeReceiver {
 interface Envelope {
   id: string;
   version: string;
+  op: string;
+  type: string;
   idempotency_key: string;
 }
 

@@ -1,6 +1,6 @@
-import { exports } from 'cloudflare:workers';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -13,16 +13,6 @@ let receiver: FakeReceiver;
 beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
-
-function call(method: string, path: string, token?: string, body?: string) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body }),
-  });
-}
 
 describe('admin API', () => {
   it('runs now and answers with the outcome; a second call during a run is skipped with the lease holder', async () => {

@@ -1,19 +1,10 @@
-import { env, exports } from 'cloudflare:workers';
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
+import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 
 const { ADMIN_TOKEN } = TEST_SECRETS;
-
-function call(method: string, path: string, token?: string, body?: string) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  return exports.default.fetch(`https://tidemark.test${path}`, {
-    method,
-    headers,
-    ...(body === undefined ? {} : { body }),
-  });
-}
 
 /** The policy's nonce, after checking the headers every response must carry. */
 function expectSecurityHeaders(response: Response): string {

@@ -21,6 +21,7 @@ beforeEach(() => {
 
 const item = (n: number): DeliveryItem => ({
   update: { id: `r${n}`, version: '2026-11-01T00:00:00.000Z', versionMs: 0, record: { n } },
+  op: 'upsert',
   idempotencyKey: `p:r${n}:2026-11-01T00:00:00.000Z`,
   attempt: 1,
 });
