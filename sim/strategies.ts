@@ -93,7 +93,9 @@ abstract class Base {
       if (!page.ok) return { pagesOk: false, failures };
       for (const update of page.updates) {
         const key = `sim:${update.id}:${update.version}`;
-        const result = await this.world.deliver([{ update, op: 'upsert', idempotencyKey: key, attempt: 1 }]);
+        const result = await this.world.deliver([
+          { update, op: 'upsert', idempotencyKey: key, attempt: 1 },
+        ]);
         if (result.kind !== 'delivered') failures += 1;
       }
       if (page.next === null) return { pagesOk: true, failures };
