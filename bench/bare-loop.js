@@ -59,7 +59,16 @@ export default {
           // Joined, as tidemark builds it: a flat string keeps JSON.stringify on its fast path.
           const key = [keyPart(POLLER), keyPart(id), record.updated_at].join(':');
           keys.push(key);
-          return { poller: POLLER, id, version: record.updated_at, idempotency_key: key, record };
+          // The same envelope as tidemark's (delivery/webhook.ts), its event type and op too.
+          return {
+            type: 'record.updated',
+            op: 'upsert',
+            poller: POLLER,
+            id,
+            version: record.updated_at,
+            idempotency_key: key,
+            record,
+          };
         });
         const payload = JSON.stringify(envelopes);
         const batchId = `batch_${await hex16(keys.join('\n'))}`;

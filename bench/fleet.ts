@@ -101,7 +101,7 @@ export default {
     for (const name of names) {
       const stub = env.POLLER.get(env.POLLER.idFromName(name));
       const stats = await stub.storageStats();
-      const status = await stub.status(name);
+      const status = await stub.status();
       const last = status.last_run;
       read.push({
         rows: stats.rowsWritten + stats.alarmWrites,

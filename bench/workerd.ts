@@ -72,13 +72,16 @@ export interface StorageStats {
   ledgerRows: number;
 }
 
-/** The Poller object's RPC methods the bench calls. */
+/**
+ * The Poller object's RPC methods the bench calls (src/poller/rpc.ts): the object knows its
+ * name from its id, so none takes it.
+ */
 interface PollerStub {
-  trigger(name: string, kind: 'cron' | 'manual'): Promise<unknown>;
-  ensureScheduled(name: string): Promise<unknown>;
-  setPaused(name: string, paused: boolean, reason: string | null): Promise<unknown>;
+  trigger(kind: 'cron' | 'manual'): Promise<unknown>;
+  ensureScheduled(): Promise<unknown>;
+  setPaused(paused: boolean, reason: string | null): Promise<unknown>;
   runs(limit: number): Promise<unknown>;
-  status(name: string): Promise<unknown>;
+  status(): Promise<unknown>;
   storageStats(): Promise<StorageStats>;
 }
 
@@ -197,9 +200,9 @@ export async function startBench(
           headers: { authorization: `Bearer ${ADMIN}` },
         }),
       ),
-    trigger: (name, kind = 'manual') => plain(stub(name).trigger(name, kind)),
-    schedule: (name) => plain(stub(name).ensureScheduled(name)),
-    pause: (name) => plain(stub(name).setPaused(name, true, 'bench: measured')),
+    trigger: (name, kind = 'manual') => plain(stub(name).trigger(kind)),
+    schedule: (name) => plain(stub(name).ensureScheduled()),
+    pause: (name) => plain(stub(name).setPaused(true, 'bench: measured')),
     runs: (name, limit = 1) => plain(stub(name).runs(limit)),
     storageStats: (name) => plain(stub(name).storageStats()),
   };
