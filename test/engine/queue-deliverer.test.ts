@@ -29,7 +29,7 @@ function producer() {
 }
 
 describe('queue delivery within the Queues limits', () => {
-  it('sends 100 small records in one sendBatch, as { poller, id, version, idempotency_key, record }', async () => {
+  it('sends 100 small records in one sendBatch, as { op, poller, id, version, idempotency_key, record }', async () => {
     const { batches, queue } = producer();
     const result = await new QueueDeliverer('p', 'Q', queue, 30_000).deliver(items(100));
     expect(result).toEqual({ kind: 'delivered' });
@@ -38,6 +38,7 @@ describe('queue delivery within the Queues limits', () => {
     expect(batches[0]?.[0]).toEqual({
       contentType: 'json',
       body: {
+        op: 'upsert',
         poller: 'p',
         id: 'r0',
         version: '2026-01-01T00:00:00Z',

@@ -33,7 +33,7 @@ describe('webhook delivery (Standard Webhooks)', () => {
     expect(signature).toBe(reference);
   });
 
-  it('sends { poller, id, version, record } signed so that the reference verifier accepts it', async () => {
+  it('sends { type, op, poller, id, version, idempotency_key, record } signed so that the reference verifier accepts it', async () => {
     const poller = newPoller('seed');
     await poller.setCheckpoint(Date.now() - 60_000);
     const update = upstream.add('sess_w', Date.now() - 30_000);
@@ -46,6 +46,8 @@ describe('webhook delivery (Standard Webhooks)', () => {
     const key = `seed:sess_w:${update.updatedAt}`;
     expect(delivery.key).toBe(key);
     expect(JSON.parse(delivery.body)).toEqual({
+      type: 'record.updated',
+      op: 'upsert',
       poller: 'seed',
       id: 'sess_w',
       version: update.updatedAt,
