@@ -96,7 +96,12 @@ class Run {
       const onProgress = (handledBelow: number, delivered: LedgerEntry[]) => {
         const now = ctx.now();
         const at = progressToCommit({
-          ...{ handledBelow, committed, window, T, now, lastCommitAt },
+          handledBelow,
+          committed,
+          window,
+          T,
+          now,
+          lastCommitAt,
           lagAllowance: config.lag_allowance,
           everyMs: PROGRESS_EVERY_MS,
         });
@@ -110,7 +115,11 @@ class Run {
       const result = await pollWindow(ctx, epoch, window, budget, tally, onProgress);
       if (result.kind === 'fenced') return this.fenced();
       const next = decideAfterWindow({
-        ...{ result, window, checkpoint, T, tally },
+        result,
+        window,
+        checkpoint,
+        T,
+        tally,
         lagAllowance: config.lag_allowance,
         failures: state.failures,
         stall: state.stall,
