@@ -6,6 +6,8 @@ export interface Delivering {
   type: string;
   timeout: number;
   concurrency: number;
+  changes_only: boolean;
+  changes_ignore: string[];
 }
 
 /**
@@ -47,6 +49,10 @@ export const delivering = {
   timeout: duration.default(30_000),
   /** Deliveries in flight at once (default 6: the Workers limit on simultaneous outbound connections). */
   concurrency: z.int().min(1).max(50).default(6),
+  /** Skip a newer version whose content is the one last delivered (default false). */
+  changes_only: z.boolean().default(false),
+  /** Dot paths left out of that comparison, e.g. ["updated_at", "etag"] (default none). */
+  changes_ignore: z.array(z.string().min(1)).default([]),
 };
 
 /** Records per request (webhook) or per sendBatch (queue), 1 to 100 (default 1). */

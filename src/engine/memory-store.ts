@@ -6,6 +6,7 @@ import {
   ledgerKey,
   type PollerState,
   type PollerStore,
+  type RememberedContent,
   type RunAftermath,
   type RunRecord,
   type WindowCommit,
@@ -33,6 +34,8 @@ export class MemoryStore implements PollerStore {
   readonly runs: RunRecord[] = [];
   readonly failures = new Map<string, FailingUpdate>();
   readonly deadLetters = new Map<string, DeadLetter>();
+  /** deliver.changes_only: each id's last delivered content. */
+  readonly content = new Map<string, RememberedContent>();
   recoveries = 0;
   /** Row writes, counted the way SQLite bills them, for cost checks. */
   rowsWritten = 0;
@@ -188,6 +191,26 @@ export class MemoryStore implements PollerStore {
 
   holds(epoch: number): boolean {
     return this.state.lease.held && this.state.lease.epoch === epoch;
+  }
+
+  contentOf(ids: readonly string[]): Map<string, RememberedContent> {
+    const known = new Map<string, RememberedContent>();
+    for (const id of ids) {
+      const entry = this.content.get(id);
+      if (entry) known.set(id, entry);
+    }
+    return known;
+  }
+
+  rememberContent(epoch: number, entries: readonly RememberedContent[]): boolean {
+    if (!this.holds(epoch)) return false;
+    for (const entry of entries) {
+      const before = this.content.get(entry.id);
+      if (before && before.versionMs > entry.versionMs) continue;
+      this.content.set(entry.id, entry);
+      this.rowsWritten += 1;
+    }
+    return true;
   }
 
   private insert(entries: LedgerEntry[]): void {

@@ -11,6 +11,7 @@ import {
   type RunContext,
 } from './ports.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
+import { rememberContent, withoutUnchanged } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
 import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
@@ -54,6 +55,8 @@ export interface Tally {
   straggleMs: number;
   /** Held-back updates (a budget stop mid-page, an older version first) delivered by this run. */
   released: number;
+  /** deliver.changes_only: newer versions with the content last delivered, not sent. */
+  unchanged: number;
 }
 
 /**
@@ -227,13 +230,26 @@ export async function pollWindow(
       const fresh = uniqueNew(result.updates, keys, seen);
       ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
       const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
-      const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
+      // deliver.changes_only: a newer version with the content last delivered is handled
+      // without being sent (engine/unchanged.ts).
+      const { send, unchanged, hashes } = await withoutUnchanged(ctx, sent);
+      if (unchanged.length > 0) {
+        delivered.add(unchanged);
+        seen.addPage(
+          unchanged.map((u) => ({ key: ledgerKey(u.id, u.version), keep: u.versionMs })),
+        );
+        tally.unchanged += unchanged.length;
+      }
+      const plan = planDelivery(ctx, send, send === fresh.updates ? fresh.keys : undefined);
       if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
         cancelAhead = new AbortController();
         ahead = settled(ctx.source.fetchPage(window, result.next, cancelAhead.signal));
       }
       const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
       if (outcome.fenced) return { kind: 'fenced' };
+      if (hashes.size > 0 && !rememberContent(ctx, epoch, outcome.delivered, hashes)) {
+        return { kind: 'fenced' };
+      }
       delivered.add(outcome.delivered);
       tally.records += outcome.delivered.length;
       tally.deadLettered += outcome.deadLettered;

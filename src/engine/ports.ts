@@ -21,6 +21,13 @@ export interface Update {
   record: unknown;
 }
 
+/** An id's last delivered content (deliver.changes_only): its version and content hash. */
+export interface RememberedContent {
+  id: string;
+  versionMs: number;
+  hash: string;
+}
+
 /** What a delivery asks the receiver to do with the record. */
 export type DeliveryOp = 'upsert' | 'delete';
 
@@ -127,6 +134,8 @@ export interface RunRecord {
   records: number;
   /** Updates moved to the dead letters by this run (R8). */
   deadLettered: number;
+  /** deliver.changes_only: versions not sent, their content the one last delivered. */
+  unchanged?: number;
   error: string | null;
   /** C when the run ended. */
   checkpoint: number | null;
@@ -248,6 +257,10 @@ export interface PollerStore {
   clearFailure(epoch: number, key: string): boolean;
   /** Moves an update to the dead letters; it then counts as handled (R8). */
   deadLetter(epoch: number, letter: DeadLetter): boolean;
+  /** deliver.changes_only: what was last delivered of these ids (those the store knows). */
+  contentOf?(ids: readonly string[]): Map<string, RememberedContent>;
+  /** deliver.changes_only: keeps what was delivered (fenced, R6). */
+  rememberContent?(epoch: number, entries: readonly RememberedContent[]): boolean;
   /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */
   setNextTick(at: number | null): void;
 }

@@ -57,6 +57,7 @@ class Run {
     rateLimitedUntil: null,
     straggleMs: 0,
     released: 0,
+    unchanged: 0,
   };
 
   constructor(
@@ -179,6 +180,7 @@ class Run {
       pages: tally.pages,
       records: tally.records,
       deadLettered: tally.deadLettered,
+      ...(tally.unchanged > 0 ? { unchanged: tally.unchanged } : {}),
       error: error === null ? null : redact(ctx, `poller "${ctx.poller}": ${error}`),
       checkpoint: checkpoint === undefined ? ctx.store.read().checkpoint : checkpoint,
     };

@@ -253,6 +253,12 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE runs ADD COLUMN first_seq INTEGER;
    UPDATE poller_state SET idle_run = json_set(idle_run, '$.id',
      (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs)) WHERE idle_run IS NOT NULL;`,
+  // 14: deliver.changes_only: each id's last delivered version and its content's hash.
+  `CREATE TABLE content_memory (
+     id TEXT PRIMARY KEY,
+     version_ms INTEGER NOT NULL,
+     content_hash TEXT NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -42,6 +42,31 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(store.read().lease).toMatchObject({ epoch: 2, held: true });
   },
 
+  'remembers delivered content under the lease, never an older version over a newer (changes_only)'(
+    store,
+  ) {
+    const { contentOf, rememberContent } = store;
+    if (!contentOf || !rememberContent) throw new Error('the store keeps no content');
+    store.acquire(0, lease(1));
+    store.markRunning(1, 950_000);
+    expect(
+      rememberContent.call(store, 1, [
+        { id: 'a', versionMs: 2_000, hash: 'h2' },
+        { id: 'b', versionMs: 1_000, hash: 'hb' },
+      ]),
+    ).toBe(true);
+    rememberContent.call(store, 1, [{ id: 'a', versionMs: 1_000, hash: 'h1' }]);
+    expect(contentOf.call(store, ['a', 'b', 'c'])).toEqual(
+      new Map([
+        ['a', { id: 'a', versionMs: 2_000, hash: 'h2' }],
+        ['b', { id: 'b', versionMs: 1_000, hash: 'hb' }],
+      ]),
+    );
+    store.acquire(1, lease(2)); // taken over
+    expect(rememberContent.call(store, 1, [{ id: 'c', versionMs: 3_000, hash: 'hc' }])).toBe(false);
+    expect(contentOf.call(store, ['c']).size).toBe(0);
+  },
+
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {
     store.acquire(0, lease(1));
     store.markRunning(1, 950_000);

@@ -685,6 +685,8 @@ describe('failing versions and the order of versions per id', () => {
           batch: 10,
           timeout: 30_000,
           concurrency: 6,
+          changes_only: false,
+          changes_ignore: [],
         },
       },
       deliverer: {

@@ -32,6 +32,8 @@ const webhookConfig = {
   secret: TEST_SECRETS.WEBHOOK_SECRET,
   batch: 1,
   concurrency: 6,
+  changes_only: false,
+  changes_ignore: [],
 };
 
 /** Settles only when its signal aborts, as a well-behaved slow dependency does. */

@@ -1,5 +1,6 @@
 // The poller's storage: the engine's port with every table's owner beside it. Owns no table.
 import { type AuditEntry, AuditLog } from './audit-log.ts';
+import { ContentMemory } from './content-memory.ts';
 import { DeadLetters } from './dead-letters.ts';
 import { DeliveryFailures } from './delivery-failures.ts';
 import { type Counters, History } from './history.ts';
@@ -58,7 +59,8 @@ export class SqliteStore extends PollerStateStore {
     const ledger = new Ledger(host);
     const deadLetters = new DeadLetters(host, audit);
     const history = new History(host);
-    super(host, { ledger, failures: new DeliveryFailures(host), deadLetters, history });
+    const failures = new DeliveryFailures(host);
+    super(host, { ledger, content: new ContentMemory(host), failures, deadLetters, history });
     this.meta = new ObjectMeta(host);
     this.audit = audit;
     this.deadLetters = deadLetters;

@@ -6,10 +6,12 @@ import type {
   LedgerEntry,
   PollerState,
   PollerStore,
+  RememberedContent,
   RunAftermath,
   RunRecord,
   WindowCommit,
 } from '../../engine/ports.ts';
+import type { ContentMemory } from './content-memory.ts';
 import type { DeadLetters } from './dead-letters.ts';
 import type { DeliveryFailures } from './delivery-failures.ts';
 import { FINISH_SET, type History } from './history.ts';
@@ -36,6 +38,7 @@ function commitBindings(checkpoint: number, ledger: LedgerCommit): unknown[] {
 /** The tables the port's commits reach beyond the state row, each through its owner. */
 export interface PortTables {
   ledger: Ledger;
+  content: ContentMemory;
   failures: DeliveryFailures;
   deadLetters: DeadLetters;
   history: History;
@@ -256,6 +259,14 @@ export class PollerStateStore implements PollerStore {
         this.tables.ledger.add([{ id, version, versionMs }]);
       }
     });
+  }
+
+  contentOf(ids: readonly string[]): Map<string, RememberedContent> {
+    return this.tables.content.of(ids);
+  }
+
+  rememberContent(epoch: number, entries: readonly RememberedContent[]): boolean {
+    return this.fenced(epoch, () => this.tables.content.remember(entries));
   }
 
   private fenced(epoch: number, write: () => unknown): boolean {

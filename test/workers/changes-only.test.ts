@@ -1,0 +1,71 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Poller } from '../../src/poller/durable-object.ts';
+import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
+import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
+
+const MINUTE = 60_000;
+let upstream: FakeUpstream;
+let receiver: FakeReceiver;
+
+beforeEach(() => {
+  ({ upstream, receiver } = installFakes());
+});
+
+/** A runtime poller with `deliver` extended by `options`, and a way to run it. */
+async function poller(options: Record<string, unknown>) {
+  const name = unique('changes');
+  const base = runtimeConfig();
+  await api('PUT', `/pollers/${name}`, {
+    ...base,
+    start_from: new Date(Date.now() - 30 * MINUTE).toISOString(),
+    deliver: { ...base.deliver, ...options },
+  });
+  return { name, run: () => objectOf(name).runNow() };
+}
+
+describe('deliver.changes_only', () => {
+  it('does not deliver a newer version whose content is the one delivered, and counts it', async () => {
+    const { name, run } = await poller({ changes_only: true, changes_ignore: ['updated_at'] });
+    upstream.add('a', Date.now() - 20 * MINUTE, { fields: { title: 'first' } });
+    await run();
+    upstream.add('a', Date.now(), { fields: { title: 'first' } }); // after C: a new version
+    const second = await run();
+    upstream.add('a', Date.now() + 1, { fields: { title: 'second' } });
+    await run();
+
+    expect(second).toMatchObject({ outcome: 'ran', run: { unchanged: 1, records: 0 } });
+    expect(receiver.deliveries.map((d) => JSON.parse(d.body).record.title)).toEqual([
+      'first',
+      'second',
+    ]);
+    // Handled all the same: C moved past the version it did not send.
+    const status = (await (await api('GET', `/status/${name}`)).json()) as { checkpoint: string };
+    expect(Date.parse(status.checkpoint)).toBeGreaterThan(Date.now() - MINUTE);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('compares the whole record but the ignored paths: a new updated_at alone is a change without changes_ignore', async () => {
+    const { name, run } = await poller({ changes_only: true });
+    upstream.add('b', Date.now() - 20 * MINUTE, { fields: { title: 'same' } });
+    await run();
+    upstream.add('b', Date.now(), { fields: { title: 'same' } });
+    await run();
+    expect(receiver.ids()).toEqual(['b', 'b']);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('delivers every version when off (the default), and keeps no content', async () => {
+    const { name, run } = await poller({});
+    upstream.add('c', Date.now() - 20 * MINUTE, { fields: { title: 'same' } });
+    await run();
+    upstream.add('c', Date.now(), { fields: { title: 'same' } });
+    await run();
+    expect(receiver.ids()).toEqual(['c', 'c']);
+    const rows = await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
+      state.storage.sql.exec('SELECT id FROM content_memory').toArray(),
+    );
+    expect(rows).toEqual([]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+});
