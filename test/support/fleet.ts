@@ -53,3 +53,29 @@ export const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(n
 
 export const alarmOf = (name: string) =>
   runInDurableObject(objectOf(name), (_instance: Poller, state) => state.storage.getAlarm());
+
+/**
+ * Creates a runtime poller of the fake upstream (runtimeConfig) that starts `sinceMs` ago,
+ * with its `source` and `deliver` tables extended and any other top-level key set; its name.
+ */
+export async function createPoller(
+  prefix: string,
+  options: {
+    sinceMs: number;
+    source?: Record<string, unknown>;
+    deliver?: Record<string, unknown>;
+    [key: string]: unknown;
+  },
+): Promise<string> {
+  const { sinceMs, source = {}, deliver = {}, ...rest } = options;
+  const name = unique(prefix);
+  const base = runtimeConfig();
+  await api('PUT', `/pollers/${name}`, {
+    ...base,
+    ...rest,
+    start_from: new Date(Date.now() - sinceMs).toISOString(),
+    source: { ...base.source, ...source },
+    deliver: { ...base.deliver, ...deliver },
+  });
+  return name;
+}

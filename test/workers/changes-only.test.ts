@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
-import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
+import { api, createPoller, objectOf } from '../support/fleet.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;
@@ -14,13 +14,7 @@ beforeEach(() => {
 
 /** A runtime poller with `deliver` extended by `options`, and a way to run it. */
 async function poller(options: Record<string, unknown>) {
-  const name = unique('changes');
-  const base = runtimeConfig();
-  await api('PUT', `/pollers/${name}`, {
-    ...base,
-    start_from: new Date(Date.now() - 30 * MINUTE).toISOString(),
-    deliver: { ...base.deliver, ...options },
-  });
+  const name = await createPoller('changes', { sinceMs: 30 * MINUTE, deliver: options });
   return { name, run: () => objectOf(name).runNow() };
 }
 

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
-import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
+import { api, createPoller, objectOf } from '../support/fleet.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;
@@ -16,13 +16,7 @@ beforeEach(() => {
 
 /** A runtime poller whose stream marks deleted records as `deleted` says, run once. */
 async function runWith(deleted: Record<string, unknown>) {
-  const name = unique('tombstones');
-  const base = runtimeConfig();
-  await api('PUT', `/pollers/${name}`, {
-    ...base,
-    start_from: new Date(Date.now() - 10 * MINUTE).toISOString(),
-    source: { ...base.source, deleted },
-  });
+  const name = await createPoller('tombstones', { sinceMs: 10 * MINUTE, source: { deleted } });
   const reply = await objectOf(name).runNow();
   await api('DELETE', `/pollers/${name}`);
   return reply;
@@ -71,13 +65,10 @@ describe('tombstones in the stream (source.deleted, R15)', () => {
 
   it('goes through the same ledger: a delete delivered is not delivered again by the next window', async () => {
     upstream.add('once', Date.now() - 2 * MINUTE, { fields: { status: 'deleted' } });
-    const name = unique('tombstone-ledger');
-    const base = runtimeConfig();
-    await api('PUT', `/pollers/${name}`, {
-      ...base,
+    const name = await createPoller('tombstone-ledger', {
+      sinceMs: 10 * MINUTE,
       overlap: '5m',
-      start_from: new Date(Date.now() - 10 * MINUTE).toISOString(),
-      source: { ...base.source, deleted: { path: 'status', equals: 'deleted' } },
+      source: { deleted: { path: 'status', equals: 'deleted' } },
     });
     await objectOf(name).runNow();
     await objectOf(name).runNow();
@@ -87,11 +78,7 @@ describe('tombstones in the stream (source.deleted, R15)', () => {
 
   it('marks nothing as a delete without source.deleted, whatever the record says', async () => {
     upstream.add('plain', Date.now() - 2 * MINUTE, { fields: { status: 'deleted' } });
-    const name = unique('no-tombstones');
-    await api('PUT', `/pollers/${name}`, {
-      ...runtimeConfig(),
-      start_from: new Date(Date.now() - 10 * MINUTE).toISOString(),
-    });
+    const name = await createPoller('no-tombstones', { sinceMs: 10 * MINUTE });
     await objectOf(name).runNow();
     expect(seen()).toEqual([['plain', 'upsert', 'record.updated']]);
     await api('DELETE', `/pollers/${name}`);
