@@ -38,6 +38,32 @@ const size = z.string().transform((text, ctx) => {
 const MINUTE = 60_000;
 const MB = 1024 * 1024;
 
+/**
+ * A stream of deletes beside the main one (Zendesk's deleted_tickets, Salesforce's
+ * getDeleted): polled after it in every run, with its own checkpoint. A key left out takes
+ * the main source's value, but `params`, which are the endpoint's own.
+ */
+const deletionsSchema = z.strictObject({
+  /** The endpoint that answers "what was deleted since `from`", on source.url's origin. Required. */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Query parameter that takes the window start (default source.from_param). */
+  from_param: z.string().min(1).optional(),
+  /** Query parameter for the window end (default source.to_param). */
+  to_param: z.string().min(1).optional(),
+  /** Dot path to the array of deletes (default source.items). */
+  items: z.string().optional(),
+  /** Dot path of a deleted record's id (default source.id). */
+  id: z.string().min(1).optional(),
+  /** Dot path of when it was deleted: its version (default "deleted_at"). */
+  deleted_at: z.string().min(1).default('deleted_at'),
+  /** Fixed query parameters of this endpoint (default none). */
+  params: z.record(z.string(), z.string()).default({}),
+  /** Optional "asc": deletes come oldest first (default source.sorted). */
+  sorted: z.enum(['asc']).optional(),
+  /** Paging within a window (default source.next). */
+  next: nextSchema.optional(),
+});
+
 /** The upstream API and how to read it. */
 const sourceSchema = z.strictObject({
   /** The endpoint that answers "what changed since `from`". Required. */
@@ -70,6 +96,8 @@ const sourceSchema = z.strictObject({
       equals: z.union([z.string(), z.number(), z.boolean()]).optional(),
     })
     .optional(),
+  /** Optional: a separate stream of deletes, polled after this one in every run. */
+  deletions: deletionsSchema.optional(),
   /** Optional "asc": records come oldest first, so a window too big for one run can commit its progress. */
   sorted: z.enum(['asc']).optional(),
   /** Optional pause between two requests of a run, for upstreams that ask for one. */
@@ -84,6 +112,49 @@ const sourceSchema = z.strictObject({
   max_body: size.default(16 * MB),
   /** Paging within a window (default { type = "none" }). */
   next: nextSchema.default({ type: 'none' }),
+});
+
+/** `reconcile.max_deletes`: "10%" of the known ids, or a count ("50"). */
+const maxDeletes = z.union([z.string(), z.int().min(0)]).transform((value, ctx) => {
+  if (typeof value === 'number') return { count: value };
+  const percent = /^(\d+(?:\.\d+)?)%$/.exec(value);
+  if (percent) return { percent: Number(percent[1]) };
+  if (/^\d+$/.test(value)) return { count: Number(value) };
+  ctx.addIssue({
+    code: 'custom',
+    message: `"${value}" is not a share ("10%") or a count ("50") of the known ids`,
+  });
+  return z.NEVER;
+});
+
+/**
+ * A full listing of every id, now and then: what it lacks was deleted, what it shows newer
+ * than delivered changed without the stream showing it (engine/reconcile.ts).
+ */
+const reconcileSchema = z.strictObject({
+  /** How often a listing starts (at least 1m). Required. */
+  every: duration.pipe(z.number().min(MINUTE, 'must be at least 1m')),
+  /** The endpoint that lists every record, on source.url's origin. Required. */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Dot path to the array of records (default source.items). */
+  items: z.string().optional(),
+  /** Dot path of a record's id (default source.id). */
+  id: z.string().min(1).optional(),
+  /** Optional dot path of a record's updated_at: without it, only ids never delivered are upserted. */
+  updated_at: z.string().min(1).optional(),
+  /** Fixed query parameters of the listing (default none). */
+  params: z.record(z.string(), z.string()).default({}),
+  /** Paging of the listing (default source.next). */
+  next: nextSchema.optional(),
+  /** Most deletes one listing may deliver without a confirm, of the known ids (default "10%"). */
+  max_deletes: maxDeletes.default({ percent: 10 }),
+  /** Optional URL with `{id}`: an upsert the listing found is fetched whole from it. */
+  fetch: z
+    .string()
+    .refine((text) => text.includes('{id}') && URL.canParse(text.replace('{id}', 'x')), {
+      message: 'must be a URL with {id} in it (e.g. "https://api.example.com/tickets/{id}")',
+    })
+    .optional(),
 });
 
 /** One poller: `[vars.POLLERS.<name>]`. */
@@ -131,6 +202,8 @@ export const pollerSchema = z
     max_subrequests: z.int().min(2).default(1000),
     source: sourceSchema,
     deliver: deliverSchema,
+    /** Optional: a periodic full listing that finds deletes and changes the stream never showed. */
+    reconcile: reconcileSchema.optional(),
   })
   .superRefine((poller, ctx) => {
     if ((poller.cron === undefined) === (poller.every === undefined)) {
@@ -171,6 +244,20 @@ export const pollerSchema = z
     for (const problem of pagingProblems(poller.source)) {
       ctx.addIssue({ code: 'custom', path: ['source', ...problem.path], message: problem.message });
     }
+    const deletions = poller.source.deletions;
+    if (deletions !== undefined) {
+      const stream = {
+        next: deletions.next ?? poller.source.next,
+        sorted: deletions.sorted ?? poller.source.sorted,
+      };
+      for (const problem of pagingProblems(stream)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['source', 'deletions', ...problem.path],
+          message: problem.message,
+        });
+      }
+    }
     if (poller.max_run > 14 * MINUTE) {
       ctx.addIssue({
         code: 'custom',
@@ -184,6 +271,27 @@ export const pollerSchema = z
         path: ['max_window'],
         message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
       });
+    }
+    // The source's headers (its credentials) go with these requests: never to another origin.
+    const origin = URL.canParse(poller.source.url) ? new URL(poller.source.url).origin : null;
+    const elsewhere: [string[], string | undefined][] = [
+      [['source', 'deletions', 'url'], poller.source.deletions?.url],
+      [['reconcile', 'url'], poller.reconcile?.url],
+      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replace('{id}', 'x')],
+    ];
+    for (const [path, url] of elsewhere) {
+      if (
+        origin !== null &&
+        url !== undefined &&
+        URL.canParse(url) &&
+        new URL(url).origin !== origin
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `must be on source.url's origin (${origin}): the source's headers, its credentials, are sent with it`,
+        });
+      }
     }
     // A bounded window's end is floored to what the time format can say (whole seconds for
     // "unix"): a window shorter than that step past the overlap would end at C and never move.
@@ -204,4 +312,6 @@ export type PollerConfig = z.output<typeof pollerSchema>;
 export type SourceConfig = PollerConfig['source'];
 export type DeliverConfig = PollerConfig['deliver'];
 export type NextConfig = SourceConfig['next'];
+export type DeletionsConfig = NonNullable<SourceConfig['deletions']>;
+export type ReconcileConfig = NonNullable<PollerConfig['reconcile']>;
 export type { WebhookConfig } from '../delivery/kinds/webhook.ts';

@@ -1,6 +1,6 @@
 import type { BudgetStop, RunBudget } from './budget.ts';
 import type { DeliveryResult } from './classify.ts';
-import { idempotencyKey } from './idempotency.ts';
+import { deliveryKey, deliveryOp } from './idempotency.ts';
 import {
   type DeliveryItem,
   type FailingUpdate,
@@ -161,7 +161,7 @@ function keepUndelivered(
   const why = 'fetched, but not delivered before the run stopped on its budget';
   const handled = new Set(result.handled.map((entry) => entry.key));
   for (const { update, key } of updates) {
-    const failure = idempotencyKey(ctx.poller, update.id, update.version);
+    const failure = deliveryKey(ctx, update);
     if (handled.has(key) || failing.has(failure)) continue;
     if (!hold(ctx, epoch, update, failing, result, why)) return;
   }
@@ -186,9 +186,9 @@ async function deliverBatch(
     return;
   }
   const items: DeliveryItem[] = batch.map(({ update }) => {
-    const key = idempotencyKey(ctx.poller, update.id, update.version);
+    const key = deliveryKey(ctx, update);
     const before = failing.size === 0 ? undefined : failing.get(key);
-    const op = ctx.isDeleted?.(update.record) ? 'delete' : 'upsert';
+    const op = deliveryOp(ctx, update);
     return { update, op, idempotencyKey: key, attempt: (before?.attempts ?? 0) + 1 };
   });
   const outcome = await ctx.deliverer.deliver(items);
@@ -257,7 +257,7 @@ function hold(
   result: PageDelivery,
   why: string,
 ): boolean {
-  const key = idempotencyKey(ctx.poller, update.id, update.version);
+  const key = deliveryKey(ctx, update);
   const before = failing.get(key);
   const now = ctx.now();
   const held: FailingUpdate = {

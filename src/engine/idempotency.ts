@@ -1,3 +1,5 @@
+import type { DeliveryOp, RunContext, Update } from './ports.ts';
+
 /**
  * R13: every delivery carries `<poller>:<id>:<version>` so receivers can deduplicate too.
  * A `%` or `:` in the poller or the id is percent-encoded (`%25`, `%3A`), so the first two
@@ -10,6 +12,45 @@ export function idempotencyKey(poller: string, id: string, version: string): str
   // webhook's body sends JSON.stringify down its slow, recursive path: slower for every
   // batch, and out of stack for a record nested 100,000 levels deep.
   return [keyPart(poller), keyPart(id), version].join(':');
+}
+
+/**
+ * What ends the key of a delete that does not come from the main stream (source.deletions,
+ * a reconciliation): its version is a time of deletion, which may equal an update's
+ * `updated_at`, and its failures must be told from the main stream's (they are retried as
+ * deletes, by the pass that found them).
+ */
+export const DELETE_KEY_SUFFIX = ':deleted';
+
+/** The key of an update delivered under `ctx` (R13). */
+export function deliveryKey(ctx: RunContext, update: Update): string {
+  const key = idempotencyKey(ctx.poller, update.id, update.version);
+  return ctx.stream === 'deletions' ? key + DELETE_KEY_SUFFIX : key;
+}
+
+/** What the receiver is asked to do with an update delivered under `ctx`. */
+export function deliveryOp(ctx: RunContext, update: Update): DeliveryOp {
+  if (ctx.stream === 'deletions') return 'delete';
+  return ctx.isDeleted?.(update.record) ? 'delete' : 'upsert';
+}
+
+/** Whether a stored key (a failure, a dead letter) is a delete of the deletions pass. */
+export function isDeletionKey(key: string): boolean {
+  return key.endsWith(DELETE_KEY_SUFFIX);
+}
+
+/** The failures that are `ctx`'s own to retry: the deletions pass's, or the main stream's. */
+export function ownFailures<T>(ctx: RunContext, failing: Map<string, T>): Map<string, T> {
+  const deletions = ctx.stream === 'deletions';
+  let mixed = false;
+  for (const key of failing.keys()) {
+    if (isDeletionKey(key) !== deletions) {
+      mixed = true;
+      break;
+    }
+  }
+  if (!mixed) return failing;
+  return new Map([...failing].filter(([key]) => isDeletionKey(key) === deletions));
 }
 
 function keyPart(text: string): string {

@@ -1,4 +1,5 @@
 import { type Lease, NO_LEASE } from './lease.ts';
+import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
   type DeadLetter,
   type FailingUpdate,
@@ -6,9 +7,10 @@ import {
   ledgerKey,
   type PollerState,
   type PollerStore,
-  type RememberedContent,
+  type RememberedId,
   type RunAftermath,
   type RunRecord,
+  type StreamStore,
   type WindowCommit,
 } from './ports.ts';
 
@@ -34,8 +36,12 @@ export class MemoryStore implements PollerStore {
   readonly runs: RunRecord[] = [];
   readonly failures = new Map<string, FailingUpdate>();
   readonly deadLetters = new Map<string, DeadLetter>();
-  /** deliver.changes_only: each id's last delivered content. */
-  readonly content = new Map<string, RememberedContent>();
+  /** The per-id memory (changes_only, reconcile): what was last delivered of each id. */
+  readonly ids = new Map<string, RememberedId>();
+  /** source.deletions: that stream's checkpoint and ledger. */
+  readonly deletionsStream: MemoryStream = new MemoryStream(this);
+  /** reconcile: the listing's state, its ids and what it found. */
+  readonly reconciliation: MemoryReconciliation = new MemoryReconciliation(this);
   recoveries = 0;
   /** Row writes, counted the way SQLite bills them, for cost checks. */
   rowsWritten = 0;
@@ -193,21 +199,21 @@ export class MemoryStore implements PollerStore {
     return this.state.lease.held && this.state.lease.epoch === epoch;
   }
 
-  contentOf(ids: readonly string[]): Map<string, RememberedContent> {
-    const known = new Map<string, RememberedContent>();
+  idsOf(ids: readonly string[]): Map<string, RememberedId> {
+    const known = new Map<string, RememberedId>();
     for (const id of ids) {
-      const entry = this.content.get(id);
-      if (entry) known.set(id, entry);
+      const entry = this.ids.get(id);
+      if (entry) known.set(id, { ...entry });
     }
     return known;
   }
 
-  rememberContent(epoch: number, entries: readonly RememberedContent[]): boolean {
+  rememberIds(epoch: number, entries: readonly RememberedId[]): boolean {
     if (!this.holds(epoch)) return false;
     for (const entry of entries) {
-      const before = this.content.get(entry.id);
+      const before = this.ids.get(entry.id);
       if (before && before.versionMs > entry.versionMs) continue;
-      this.content.set(entry.id, entry);
+      this.ids.set(entry.id, { ...entry });
       this.rowsWritten += 1;
     }
     return true;
@@ -220,6 +226,54 @@ export class MemoryStore implements PollerStore {
         this.ledger.set(key, entry);
         this.rowsWritten += 1;
       }
+    }
+  }
+}
+
+/** A stream's checkpoint and ledger in memory (StreamStore), fenced by its store's lease. */
+export class MemoryStream implements StreamStore {
+  checkpointAt: number | null = null;
+  readonly ledger = new Map<string, LedgerEntry>();
+
+  constructor(private readonly store: MemoryStore) {}
+
+  checkpoint(): number | null {
+    return this.checkpointAt;
+  }
+
+  delivered(from: number): Set<string> {
+    const keys = new Set<string>();
+    for (const [key, entry] of this.ledger) if (entry.versionMs >= from) keys.add(key);
+    return keys;
+  }
+
+  commitWindow(
+    epoch: number,
+    checkpoint: number,
+    remember: LedgerEntry[],
+    pruneBelow: number,
+  ): boolean {
+    if (!this.store.holds(epoch)) return false;
+    this.checkpointAt = checkpoint;
+    this.store.rowsWritten += 1;
+    this.add(remember);
+    for (const [key, entry] of this.ledger)
+      if (entry.versionMs < pruneBelow) this.ledger.delete(key);
+    return true;
+  }
+
+  remember(epoch: number, entries: LedgerEntry[]): boolean {
+    if (!this.store.holds(epoch)) return false;
+    this.add(entries);
+    return true;
+  }
+
+  private add(entries: LedgerEntry[]): void {
+    for (const entry of entries) {
+      const key = ledgerKey(entry.id, entry.version);
+      if (this.ledger.has(key)) continue;
+      this.ledger.set(key, entry);
+      this.store.rowsWritten += 1;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type DeliveryPlan, deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
-import { unreadableKey } from './idempotency.ts';
+import { ownFailures, unreadableKey } from './idempotency.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
   type FailingUpdate,
@@ -10,8 +10,9 @@ import {
   type PageResult,
   type RunContext,
 } from './ports.ts';
+import { rememberDelivered } from './remembered-ids.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
-import { rememberContent, withoutUnchanged } from './unchanged.ts';
+import { withoutUnchanged } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
 import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
@@ -118,7 +119,9 @@ export async function pollWindow(
   const keepFrom = ledgerFloor(ctx, complete - config.overlap - below);
   const ledger = store.delivered(since);
   const seen = new HandledKeys(ledger, keepFrom);
-  const failing = store.failing();
+  // Only this stream's own failures: the deletions pass retries its deletes, the main stream
+  // its updates (engine/idempotency.ts).
+  const failing = ownFailures(ctx, store.failing());
   // A failure of a version the ledger says is handled is stale (a repeat of a delivered or
   // dead-lettered version that failed): left, it would hold every newer version back.
   for (const [key, failure] of failing) {
@@ -247,7 +250,7 @@ export async function pollWindow(
       }
       const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
       if (outcome.fenced) return { kind: 'fenced' };
-      if (hashes.size > 0 && !rememberContent(ctx, epoch, outcome.delivered, hashes)) {
+      if (!rememberDelivered(ctx, epoch, [...unchanged, ...outcome.delivered], hashes)) {
         return { kind: 'fenced' };
       }
       delivered.add(outcome.delivered);

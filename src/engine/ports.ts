@@ -1,5 +1,6 @@
 import type { PollerConfig } from '../config/schema.ts';
 import type { FailureKind } from './backoff.ts';
+import type { RunBudget } from './budget.ts';
 import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
 import type { LatenessHistogram } from './lateness-histogram.ts';
 import type { Lease } from './lease.ts';
@@ -21,11 +22,18 @@ export interface Update {
   record: unknown;
 }
 
-/** An id's last delivered content (deliver.changes_only): its version and content hash. */
-export interface RememberedContent {
+/**
+ * What was last delivered of an id (the per-id memory of deliver.changes_only and
+ * reconcile): its version, its content's hash (changes_only), whether it was a delete, and
+ * when it was delivered (our clock).
+ */
+export interface RememberedId {
   id: string;
   versionMs: number;
-  hash: string;
+  /** Null when the poller does not hash content (no deliver.changes_only). */
+  hash: string | null;
+  deleted: boolean;
+  seenAt: number;
 }
 
 /** What a delivery asks the receiver to do with the record. */
@@ -257,12 +265,33 @@ export interface PollerStore {
   clearFailure(epoch: number, key: string): boolean;
   /** Moves an update to the dead letters; it then counts as handled (R8). */
   deadLetter(epoch: number, letter: DeadLetter): boolean;
-  /** deliver.changes_only: what was last delivered of these ids (those the store knows). */
-  contentOf?(ids: readonly string[]): Map<string, RememberedContent>;
-  /** deliver.changes_only: keeps what was delivered (fenced, R6). */
-  rememberContent?(epoch: number, entries: readonly RememberedContent[]): boolean;
+  /** The per-id memory: what was last delivered of these ids (those the store knows). */
+  idsOf?(ids: readonly string[]): Map<string, RememberedId>;
+  /** The per-id memory: keeps what was delivered; an older version never replaces a newer (fenced, R6). */
+  rememberIds?(epoch: number, entries: readonly RememberedId[]): boolean;
+  /** source.deletions: that stream's checkpoint and ledger. */
+  deletionsStream?: StreamStore;
+  /** reconcile: the listing's state, its ids and what it found. */
+  reconciliation?: ReconcileStore;
   /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */
   setNextTick(at: number | null): void;
+}
+
+/**
+ * A stream beside the main one (source.deletions): its own checkpoint and ledger (R1, R9),
+ * fenced by the poller's lease like the main stream's (R6).
+ */
+export interface StreamStore {
+  checkpoint(): number | null;
+  /** Keys (`id` + `version`) of this stream's deliveries remembered at or above `from`. */
+  delivered(from: number): Set<string>;
+  commitWindow(
+    epoch: number,
+    checkpoint: number,
+    remember: LedgerEntry[],
+    pruneBelow: number,
+  ): boolean;
+  remember(epoch: number, entries: LedgerEntry[]): boolean;
 }
 
 /** When a poller ticks by itself: the next tick strictly after a time, or null. */
@@ -289,6 +318,16 @@ export interface RunContext {
   redact?: (text: string) => string;
   /** Whether a record is a tombstone (`source.deleted`); without it, every record is an upsert. */
   isDeleted?: ((record: unknown) => boolean) | null;
+  /**
+   * Set for the deletes that do not come from the main stream (source.deletions, and the
+   * deletes a reconciliation finds): each is a delete whatever its record says, and its
+   * idempotency key says so (engine/idempotency.ts), so its failures are its own.
+   */
+  stream?: 'deletions';
+  /** source.deletions: the deletions stream's own context, polled after the main stream. */
+  deletions?: RunContext | null;
+  /** reconcile: the full listing (engine/reconcile.ts), worked on after the streams. */
+  reconcile?: Reconciler | null;
   /** Called with one structured line per run. */
   log?: (line: Record<string, unknown>) => void;
   /** Nudges and observed lateness (engine/nudge.ts, engine/lateness.ts); without it, neither. */
@@ -296,6 +335,21 @@ export interface RunContext {
   /** The running run's lateness observer, set by the engine for each run (engine/lateness.ts). */
   lateness?: LatenessObserver;
 }
+
+/** What a run asks of the reconciliation (engine/reconcile.ts), once its streams are caught up. */
+export interface Reconciler {
+  /** Works on the listing (and delivers what a complete one found) until `until` or the budget. */
+  work(ctx: RunContext, epoch: number, budget: RunBudget, until: number): Promise<ReconcileStep>;
+}
+
+/**
+ * How a run's turn at the reconciliation ended: what it delivered, whether it stopped for the
+ * run's budget with more to do (`more`), and the error it met (kept in its own state and
+ * retried with its own backoff: it never fails the run).
+ */
+export type ReconcileStep =
+  | { kind: 'worked'; delivered: number; deadLettered: number; more: boolean; error: string | null }
+  | { kind: 'fenced' };
 
 /** Nudges received and what became of them (engine/nudge.ts). */
 export interface NudgeState {
@@ -376,4 +430,101 @@ export interface LatenessObserver {
 export function ledgerKey(id: string, version: string): string {
   // A separator no id or timestamp contains: cheaper than JSON on the per-record path.
   return `${id}\u0000${version}`;
+}
+
+/** Where a reconciliation is (reconcile): kept in one row, read and written by the engine. */
+export interface ReconcileState {
+  /** When the next listing starts (null until the first run with `reconcile` books it). */
+  dueAt: number | null;
+  /** The listing going on, if any: it resumes from `cursor` in the next run. */
+  listing: {
+    startedAt: number;
+    cursor: string | null;
+    pages: number;
+    ids: number;
+    /** Records the listing could not read (no id): deletes are held while any. */
+    unreadable: number;
+  } | null;
+  /** Deletes found but held: more than max_deletes, awaiting a confirm or a listing that agrees. */
+  held: { deletes: number; known: number; since: number; reason: string } | null;
+  /** The last listing that completed. */
+  last: ListingSummary | null;
+  /** The last error of a listing page or of a delivery, and the backoff after it. */
+  error: { at: number; message: string } | null;
+  failures: number;
+  retryAt: number | null;
+}
+
+/** What a completed listing found, for status. */
+export interface ListingSummary {
+  startedAt: number;
+  finishedAt: number;
+  ids: number;
+  deletes: number;
+  upserts: number;
+  /** Deletes delivered (or queued to be), held, or delivered because a second listing agreed. */
+  outcome: 'delivered' | 'held' | 'agreed';
+}
+
+/** An id a listing showed: its record kept only when it is an upsert to deliver. */
+export interface ListedId {
+  id: string;
+  version: string;
+  versionMs: number;
+  /** The record, when the listing showed what tidemark never delivered; else null. */
+  record: unknown;
+}
+
+/** A delete or an upsert a completed listing found, waiting to be delivered. */
+export interface PendingChange {
+  id: string;
+  op: DeliveryOp;
+  version: string;
+  versionMs: number;
+  record: unknown;
+}
+
+/**
+ * A reconciliation's storage (engine/reconcile.ts): its state, the ids of the listing going
+ * on, and what completed listings found to deliver. Writes that a run makes are fenced by the
+ * lease (R6); a request or a confirm (admin) is not, and is kept apart from the state so a
+ * run's write never overwrites it.
+ */
+export interface ReconcileStore {
+  state(): ReconcileState;
+  save(epoch: number, state: ReconcileState): boolean;
+  /** When an admin asked for a listing now, or null. */
+  requestedAt(): number | null;
+  /** When an admin confirmed the held deletes, or null. */
+  confirmedAt(): number | null;
+  request(at: number): void;
+  confirm(at: number): void;
+  /** A listing starts: the last one's ids are forgotten, and the request is taken. */
+  startListing(epoch: number, state: ReconcileState): boolean;
+  /** One page of a listing, with the state that says where the next one is. */
+  addPage(epoch: number, ids: readonly ListedId[], state: ReconcileState): boolean;
+  /**
+   * Ids delivered, not deleted, delivered before `before` (our clock), and absent from the
+   * listing: its deletes. `held` counts those of them already held.
+   */
+  countDeletes(before: number): { deletes: number; alsoHeld: number };
+  /** Held deletes waiting. */
+  heldCount(): number;
+  /** Ids known and not deleted. */
+  knownIds(): number;
+  /**
+   * A listing completed: its deletes (as `version` at `versionMs`; held with `hold`) and its
+   * upserts become pending, the held ones before it replaced, or released when `release`.
+   */
+  completeListing(
+    epoch: number,
+    found: { before: number; version: string; versionMs: number; hold: boolean; release: boolean },
+    state: ReconcileState,
+  ): boolean;
+  /** Releases the held deletes (a confirm), with the state that says so. */
+  releaseHeld(epoch: number, state: ReconcileState): boolean;
+  /** Up to `limit` changes waiting to be delivered, held ones not included. */
+  pending(limit: number): PendingChange[];
+  /** Pending changes handled (delivered, dead-lettered, or no longer needed). */
+  settle(epoch: number, done: readonly { id: string; op: DeliveryOp }[]): boolean;
 }

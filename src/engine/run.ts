@@ -4,6 +4,7 @@ import { RunBudget } from './budget.ts';
 import { holdsLease, ledgerFloor, pollWindow, straggle, type Tally } from './poll-window.ts';
 import type {
   LedgerEntry,
+  Reconciler,
   RunContext,
   RunOutcome,
   RunRecord,
@@ -69,19 +70,96 @@ class Run {
     this.budget = new RunBudget(this.startedAt, ctx.config.max_run, ctx.config.max_subrequests);
   }
 
-  /** Window after window until caught up, failed, or out of budget: decideAfterWindow says which. */
+  /**
+   * The main stream, window after window until caught up; then the deletions stream
+   * (source.deletions), so a delete goes after every update of its id this run delivers;
+   * then the reconciliation's turn (reconcile). A stream that fails or runs out of budget
+   * ends the run there.
+   */
   async loop(): Promise<RunRecord> {
-    const { ctx, epoch, budget, tally } = this;
-    const { config, store } = ctx;
+    const { ctx, epoch } = this;
     if (!holdsLease(ctx, epoch)) return this.fenced();
+    const main = await this.stream(ctx);
+    if (main.kind === 'ended') return main.run;
+    const deletions = ctx.deletions ?? null;
+    const reconcile = ctx.reconcile ?? null;
+    // A run that ends with this window commits it with its finish: one write, not two.
+    if (deletions === null && reconcile === null) {
+      return this.finish(
+        this.record('success', null, main.done.checkpoint),
+        0,
+        null,
+        null,
+        main.done,
+      );
+    }
+    if (!this.commitDone(ctx, main.done)) return this.fenced();
+    if (deletions !== null) {
+      const stream = await this.stream(deletions);
+      if (stream.kind === 'ended') return stream.run;
+      if (!this.commitDone(deletions, stream.done)) return this.fenced();
+    }
+    let wakeup: Wakeup | null = null;
+    if (reconcile !== null) {
+      const turn = await this.reconcile(reconcile);
+      if (turn === 'fenced') return this.fenced();
+      wakeup = turn;
+    }
+    const run = this.record(wakeup ? 'continued' : 'success', wakeup ? CONTINUE_LISTING : null);
+    return this.finish(run, 0, wakeup);
+  }
+
+  /**
+   * The reconciliation's turn: until the poller's next tick (or a nudge) wants the lease,
+   * so it never holds the incremental polls up for more than a page. Its failures are its
+   * own (kept in its state, retried with backoff): they never fail the run. Returns the
+   * wakeup of a listing cut short by the run's budget, or null.
+   */
+  private async reconcile(reconciler: Reconciler): Promise<Wakeup | null | 'fenced'> {
+    const { ctx, epoch, budget, tally } = this;
+    const until = Math.min(
+      ctx.store.read().nextTickAt ?? Number.POSITIVE_INFINITY,
+      this.startedAt + ctx.config.max_run,
+    );
+    const step = await reconciler.work(ctx, epoch, budget, until);
+    if (step.kind === 'fenced') return 'fenced';
+    tally.records += step.delivered;
+    tally.deadLettered += step.deadLettered;
+    if (step.error !== null) {
+      ctx.log?.({
+        event: 'reconcile_failed',
+        level: 'warn',
+        poller: ctx.poller,
+        error: step.error,
+      });
+      return null;
+    }
+    if (step.more && ctx.now() < until) return { at: ctx.now(), reason: 'continuation' };
+    return null;
+  }
+
+  /**
+   * One stream's windows, from its checkpoint until caught up (its last window handled, not
+   * committed yet: `done`), or until the run ended (failed, continued, fenced: `run`).
+   */
+  private async stream(
+    sctx: RunContext,
+  ): Promise<{ kind: 'caught_up'; done: WindowCommit } | { kind: 'ended'; run: RunRecord }> {
+    const { epoch, budget, tally } = this;
+    const { config, store } = sctx;
+    const ended = (run: RunRecord) => ({ kind: 'ended' as const, run });
     // "Default: the first run's T" is stored at once: a first run that fails must not let the
     // next one start later and skip what happened in between.
-    if (store.read().checkpoint === null && !this.commit(config.start_from ?? this.startedAt, []))
-      return this.fenced();
+    if (
+      store.read().checkpoint === null &&
+      !this.commit(sctx, config.start_from ?? this.startedAt, [])
+    ) {
+      return ended(this.fenced());
+    }
 
     for (;;) {
       const state = store.read();
-      const T = ctx.now();
+      const T = sctx.now();
       const checkpoint = state.checkpoint ?? config.start_from ?? T;
       const window = planWindow({
         checkpoint,
@@ -89,13 +167,13 @@ class Run {
         maxWindow: config.max_window,
         bounded: config.source.to_param !== undefined,
         now: T,
-        precision: ctx.precision ?? 1,
+        precision: sctx.precision ?? 1,
       });
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
-      let lastCommitAt = ctx.now();
+      let lastCommitAt = sctx.now();
       const onProgress = (handledBelow: number, delivered: LedgerEntry[]) => {
-        const now = ctx.now();
+        const now = sctx.now();
         const at = progressToCommit({
           handledBelow,
           committed,
@@ -108,13 +186,13 @@ class Run {
         });
         if (at === null) return 'unchanged' as const;
         lastCommitAt = now;
-        if (!this.commit(at, delivered)) return 'fenced' as const;
+        if (!this.commit(sctx, at, delivered)) return 'fenced' as const;
         committed = at;
         return 'committed' as const;
       };
       const spentBefore = budget.subrequests;
-      const result = await pollWindow(ctx, epoch, window, budget, tally, onProgress);
-      if (result.kind === 'fenced') return this.fenced();
+      const result = await pollWindow(sctx, epoch, window, budget, tally, onProgress);
+      if (result.kind === 'fenced') return ended(this.fenced());
       const next = decideAfterWindow({
         result,
         window,
@@ -124,9 +202,9 @@ class Run {
         lagAllowance: config.lag_allowance,
         failures: state.failures,
         stall: state.stall,
-        now: ctx.now(),
-        random: ctx.random,
-        outOfTime: ctx.now() - this.startedAt >= config.max_run,
+        now: sctx.now(),
+        random: sctx.random,
+        outOfTime: sctx.now() - this.startedAt >= config.max_run,
         budgetRemaining: budget.remaining,
         windowCost: budget.subrequests - spentBefore,
         sorted: config.source.sorted === 'asc',
@@ -137,33 +215,34 @@ class Run {
         // ledger, so the retry skips them.
         const saved =
           next.keep > committed
-            ? this.commit(next.keep, result.delivered)
-            : store.remember(epoch, untilNearFuture(result.delivered, ctx.now()));
-        if (!saved) return this.fenced();
+            ? this.commit(sctx, next.keep, result.delivered)
+            : store.remember(epoch, untilNearFuture(result.delivered, sctx.now()));
+        if (!saved) return ended(this.fenced());
         const run =
           next.kind === 'incomplete'
             ? this.record('continued', next.note)
             : this.record('failed', next.error);
-        return this.finish(
-          run,
-          next.failures,
-          next.wakeup,
-          next.kind === 'incomplete' ? next.stall : null,
+        return ended(
+          this.finish(
+            run,
+            next.failures,
+            next.wakeup,
+            next.kind === 'incomplete' ? next.stall : null,
+          ),
         );
       }
-      const done = windowCommit(ctx, next.checkpoint, result.delivered, tally);
+      const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
       tally.windows += 1;
-      // A run that ends with this window commits it with its finish: one write, not two.
-      if (next.kind === 'done') {
-        return this.finish(this.record('success', null, next.checkpoint), 0, null, null, done);
-      }
+      if (next.kind === 'done') return { kind: 'caught_up', done };
       if (next.kind === 'budget') {
-        const run = this.record('continued', next.note, next.checkpoint);
-        return this.finish(run, 0, next.wakeup, null, done);
+        // The main stream's last window goes with the run's finish (one write); another
+        // stream's, to its own store first.
+        if (sctx !== this.ctx && !this.commitDone(sctx, done)) return ended(this.fenced());
+        const run = this.record('continued', next.note, this.ctx.store.read().checkpoint);
+        const commit = sctx === this.ctx ? done : undefined;
+        return ended(this.finish(run, 0, next.wakeup, null, commit));
       }
-      if (!store.commitWindow(epoch, done.checkpoint, done.remember, done.pruneBelow)) {
-        return this.fenced();
-      }
+      if (!this.commitDone(sctx, done)) return ended(this.fenced());
     }
   }
 
@@ -217,10 +296,13 @@ class Run {
     return run;
   }
 
-  /** Moves C, remembering the deliveries the next window can ask for again (R9). */
-  private commit(checkpoint: number, delivered: LedgerEntry[]): boolean {
-    const done = windowCommit(this.ctx, checkpoint, delivered, this.tally);
-    return this.ctx.store.commitWindow(this.epoch, done.checkpoint, done.remember, done.pruneBelow);
+  /** Moves a stream's C, remembering the deliveries its next window can ask for again (R9). */
+  private commit(sctx: RunContext, checkpoint: number, delivered: LedgerEntry[]): boolean {
+    return this.commitDone(sctx, windowCommit(sctx, checkpoint, delivered, this.tally));
+  }
+
+  private commitDone(sctx: RunContext, done: WindowCommit): boolean {
+    return sctx.store.commitWindow(this.epoch, done.checkpoint, done.remember, done.pruneBelow);
   }
 }
 
@@ -252,6 +334,9 @@ function untilNearFuture(entries: LedgerEntry[], now: number): LedgerEntry[] {
     entry.versionMs > latest ? { ...entry, versionMs: latest } : entry,
   );
 }
+
+/** A run whose reconciliation listing wants more than the run's budget had left. */
+const CONTINUE_LISTING = 'the reconciliation listing goes on in a continuation';
 
 /** How often a sorted window commits its progress while it goes. */
 export const PROGRESS_EVERY_MS = 30_000;

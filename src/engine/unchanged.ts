@@ -20,7 +20,7 @@ const NOTHING = new Map<string, string>();
 /** Splits a page's updates into those to send and those whose content did not change. */
 export async function withoutUnchanged(ctx: RunContext, updates: Update[]): Promise<PageContent> {
   const { deliver } = ctx.config;
-  const known = ctx.store.contentOf;
+  const known = ctx.store.idsOf;
   if (!deliver.changes_only || known === undefined || updates.length === 0) {
     return { send: updates, unchanged: [], hashes: NOTHING };
   }
@@ -38,26 +38,12 @@ export async function withoutUnchanged(ctx: RunContext, updates: Update[]): Prom
     const before = last.get(update.id);
     const same =
       before !== undefined &&
+      !before.deleted &&
       before.versionMs < update.versionMs &&
       before.hash === hashes.get(ledgerKey(update.id, update.version));
     (same ? unchanged : send).push(update);
   }
   return { send: unchanged.length === 0 ? updates : send, unchanged, hashes };
-}
-
-/** Keeps the content of what was delivered, for the next version of each id (fenced). */
-export function rememberContent(
-  ctx: RunContext,
-  epoch: number,
-  delivered: readonly Update[],
-  hashes: Map<string, string>,
-): boolean {
-  const entries = delivered.flatMap((update) => {
-    const hash = hashes.get(ledgerKey(update.id, update.version));
-    return hash === undefined ? [] : [{ id: update.id, versionMs: update.versionMs, hash }];
-  });
-  if (entries.length === 0 || ctx.store.rememberContent === undefined) return true;
-  return ctx.store.rememberContent(epoch, entries);
 }
 
 /** SHA-256 (hex) of a record's canonical JSON: keys sorted, the ignored paths left out. */

@@ -1,3 +1,4 @@
+import { isDeletionKey } from '../engine/idempotency.ts';
 import type { DeadLetter, Json, RunContext } from '../engine/ports.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { MAX_RECORD_DEPTH, readRecord, textDepth, tooDeep } from './record-text.ts';
@@ -122,7 +123,8 @@ export async function replayDeadLetter(
     const result = await context.deliverer.deliver([
       {
         update,
-        op: context.isDeleted?.(update.record) ? 'delete' : 'upsert',
+        // A delete of the deletions stream or a reconciliation says so in its key.
+        op: isDeletionKey(key) || context.isDeleted?.(update.record) ? 'delete' : 'upsert',
         idempotencyKey: key,
         attempt: letter.attempts + 1,
       },

@@ -259,6 +259,47 @@ export const MIGRATIONS: readonly string[] = [
      version_ms INTEGER NOT NULL,
      content_hash TEXT NOT NULL
    ) WITHOUT ROWID;`,
+  // 15: deletes and reconciliation. The per-id memory also says whether the id's last
+  // delivery was a delete and when it was delivered (content_memory, renamed, its hash now
+  // optional); the deletions stream's checkpoint and ledger; a reconciliation's state, the
+  // ids of its listing, and what it found to deliver.
+  `CREATE TABLE id_memory (
+     id TEXT PRIMARY KEY,
+     version_ms INTEGER NOT NULL,
+     content_hash TEXT,
+     deleted INTEGER NOT NULL DEFAULT 0,
+     seen_at INTEGER NOT NULL DEFAULT 0
+   ) WITHOUT ROWID;
+   INSERT INTO id_memory (id, version_ms, content_hash) SELECT id, version_ms, content_hash FROM content_memory;
+   DROP TABLE content_memory;
+   CREATE TABLE deletions_stream (id INTEGER PRIMARY KEY CHECK (id = 1), checkpoint INTEGER);
+   CREATE TABLE deletions_ledger (
+     id TEXT NOT NULL,
+     version TEXT NOT NULL,
+     version_ms INTEGER NOT NULL,
+     PRIMARY KEY (id, version)
+   ) WITHOUT ROWID;
+   CREATE TABLE reconcile_state (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     state TEXT NOT NULL,
+     requested_at INTEGER,
+     confirmed_at INTEGER
+   );
+   CREATE TABLE reconcile_listing (
+     id TEXT PRIMARY KEY,
+     version TEXT NOT NULL,
+     version_ms INTEGER NOT NULL,
+     record TEXT
+   ) WITHOUT ROWID;
+   CREATE TABLE reconcile_pending (
+     id TEXT NOT NULL,
+     op TEXT NOT NULL,
+     version TEXT NOT NULL,
+     version_ms INTEGER NOT NULL,
+     record TEXT,
+     held INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (id, op)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -3,9 +3,14 @@ import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { loadStoredRuntimePoller } from '../config/runtime-poller.ts';
 import { scheduleOf } from '../config/schedule.ts';
+import type { SourceConfig } from '../config/schema.ts';
 import { createDeliverer, type Sender } from '../delivery/index.ts';
+import { deletionsContext } from '../engine/deletions-stream.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
+import { ListingReconciler } from '../engine/reconcile.ts';
+import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
+import { fetchRecordById } from '../sources/fetch-record.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
@@ -74,28 +79,44 @@ export function wirePoller(
     sender,
   );
   if (!delivery.ok) return { ok: false, errors: [`poller "${name}": ${delivery.error}`] };
-  return {
-    ok: true,
-    context: {
-      poller: name,
-      config,
-      store,
-      source: new HttpSource(config.source, sourceFetcher, secrets, now, {
-        maxRateLimitWait: config.max_rate_limit_wait,
-        displayUrl: displayUrl(config.source, entry.raw, entry.references),
-        log,
-      }),
-      deliverer: delivery.deliverer,
-      now,
-      random: Math.random,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      precision: precisionOf(config.source.time_format),
-      schedule: scheduleOf(name, config),
-      redact: (text) => redact(text, secrets),
-      isDeleted: tombstoneRule(config.source),
+  const sourceOf = (sourceConfig: SourceConfig) =>
+    new HttpSource(sourceConfig, sourceFetcher, secrets, now, {
+      maxRateLimitWait: config.max_rate_limit_wait,
       log,
-    },
+    });
+  const context: RunContext = {
+    poller: name,
+    config,
+    store,
+    source: new HttpSource(config.source, sourceFetcher, secrets, now, {
+      maxRateLimitWait: config.max_rate_limit_wait,
+      displayUrl: displayUrl(config.source, entry.raw, entry.references),
+      log,
+    }),
+    deliverer: delivery.deliverer,
+    now,
+    random: Math.random,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    precision: precisionOf(config.source.time_format),
+    schedule: scheduleOf(name, config),
+    redact: (text) => redact(text, secrets),
+    isDeleted: tombstoneRule(config.source),
+    log,
   };
+  // The endpoints beside the main stream: deletes (source.deletions), the listing (reconcile).
+  const deletions = deletionsSource(config.source);
+  if (deletions !== null)
+    context.deletions = deletionsContext(context, sourceOf(deletions), deletions);
+  const listing = listingSource(config);
+  if (listing !== null) {
+    const template = config.reconcile?.fetch;
+    const byId =
+      template === undefined
+        ? null
+        : fetchRecordById(template, config.source, sourceFetcher, secrets);
+    context.reconcile = new ListingReconciler(sourceOf(listing), byId);
+  }
+  return { ok: true, context };
 }
 
 function isFetcher(value: unknown): value is { fetch: (request: Request) => Promise<Response> } {

@@ -18,6 +18,8 @@ export function readUpdate(record: unknown, config: SourceConfig): Update | Malf
   }
   if (typeof id === 'string' && id === '')
     return { reason: `empty id at "${config.id}"`, raw: record };
+  // A listing without reconcile.updated_at: ids only, every one at no known version.
+  if (config.updated_at === '') return { id: String(id), version: '', versionMs: 0, record };
   const updatedAt = readPath(record, config.updated_at);
   const versionMs = parseTimestamp(updatedAt, config.updated_at_format);
   if (versionMs === undefined || (typeof updatedAt !== 'string' && typeof updatedAt !== 'number')) {

@@ -1,6 +1,12 @@
 import { expect } from 'vitest';
 import type { Lease } from '../../src/engine/lease.ts';
-import type { PollerStore, RunAftermath, RunRecord } from '../../src/engine/ports.ts';
+import {
+  ledgerKey,
+  type PollerStore,
+  type RememberedId,
+  type RunAftermath,
+  type RunRecord,
+} from '../../src/engine/ports.ts';
 
 /**
  * The PollerStore contract: what the engine relies on, run against the in-memory store (Node)
@@ -42,29 +48,52 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(store.read().lease).toMatchObject({ epoch: 2, held: true });
   },
 
-  'remembers delivered content under the lease, never an older version over a newer (changes_only)'(
+  'remembers what was delivered of each id under the lease, never an older version over a newer (changes_only, reconcile)'(
     store,
   ) {
-    const { contentOf, rememberContent } = store;
-    if (!contentOf || !rememberContent) throw new Error('the store keeps no content');
+    const { idsOf, rememberIds } = store;
+    if (!idsOf || !rememberIds) throw new Error('the store keeps no per-id memory');
     store.acquire(0, lease(1));
     store.markRunning(1, 950_000);
-    expect(
-      rememberContent.call(store, 1, [
-        { id: 'a', versionMs: 2_000, hash: 'h2' },
-        { id: 'b', versionMs: 1_000, hash: 'hb' },
-      ]),
-    ).toBe(true);
-    rememberContent.call(store, 1, [{ id: 'a', versionMs: 1_000, hash: 'h1' }]);
-    expect(contentOf.call(store, ['a', 'b', 'c'])).toEqual(
+    const a2: RememberedId = { id: 'a', versionMs: 2_000, hash: 'h2', deleted: false, seenAt: 10 };
+    const b1: RememberedId = { id: 'b', versionMs: 1_000, hash: null, deleted: true, seenAt: 11 };
+    expect(rememberIds.call(store, 1, [a2, b1])).toBe(true);
+    rememberIds.call(store, 1, [{ ...a2, versionMs: 1_000, hash: 'h1' }]);
+    expect(idsOf.call(store, ['a', 'b', 'c'])).toEqual(
       new Map([
-        ['a', { id: 'a', versionMs: 2_000, hash: 'h2' }],
-        ['b', { id: 'b', versionMs: 1_000, hash: 'hb' }],
+        ['a', a2],
+        ['b', b1],
       ]),
     );
     store.acquire(1, lease(2)); // taken over
-    expect(rememberContent.call(store, 1, [{ id: 'c', versionMs: 3_000, hash: 'hc' }])).toBe(false);
-    expect(contentOf.call(store, ['c']).size).toBe(0);
+    expect(rememberIds.call(store, 1, [{ ...a2, id: 'c' }])).toBe(false);
+    expect(idsOf.call(store, ['c']).size).toBe(0);
+  },
+
+  'keeps the deletions stream its own checkpoint and ledger, fenced (source.deletions)'(store) {
+    const stream = store.deletionsStream;
+    if (!stream) throw new Error('the store keeps no deletions stream');
+    expect(stream.checkpoint()).toBeNull();
+    store.acquire(0, lease(1));
+    store.markRunning(1, 950_000);
+    expect(
+      stream.commitWindow(
+        1,
+        5_000,
+        [
+          { id: 'x', version: '4', versionMs: 4_000 },
+          { id: 'y', version: '1', versionMs: 1_000 },
+        ],
+        2_000,
+      ),
+    ).toBe(true);
+    expect(stream.checkpoint()).toBe(5_000);
+    expect([...stream.delivered(0)]).toEqual([ledgerKey('x', '4')]);
+    expect(store.read().checkpoint).toBeNull(); // the main stream's is its own
+    expect(store.delivered(0).size).toBe(0);
+    store.acquire(1, lease(2));
+    expect(stream.commitWindow(1, 9_000, [], 0)).toBe(false);
+    expect(stream.checkpoint()).toBe(5_000);
   },
 
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {

@@ -1,14 +1,16 @@
 // The poller's storage: the engine's port with every table's owner beside it. Owns no table.
 import { type AuditEntry, AuditLog } from './audit-log.ts';
-import { ContentMemory } from './content-memory.ts';
 import { DeadLetters } from './dead-letters.ts';
+import { DeletionsStream } from './deletions-stream.ts';
 import { DeliveryFailures } from './delivery-failures.ts';
 import { type Counters, History } from './history.ts';
 import { StoreHost } from './host.ts';
+import { IdMemory } from './id-memory.ts';
 import { Ledger } from './ledger.ts';
 import { ObjectMeta } from './meta.ts';
 import { PollerStateStore } from './port.ts';
 import { Presence } from './presence.ts';
+import { Reconciliation } from './reconciliation.ts';
 
 export { AUDIT_LIMIT, type AuditEntry } from './audit-log.ts';
 export { StoredValueError } from './checked.ts';
@@ -48,6 +50,12 @@ export class SqliteStore extends PollerStateStore {
   readonly ledger: Ledger;
   /** When the poller was first seen, and what it last told the registry. */
   readonly presence: Presence;
+  /** `id_memory`: what was last delivered of each id (changes_only, reconcile). */
+  readonly ids: IdMemory;
+  /** `deletions_stream` and `deletions_ledger` (source.deletions). */
+  readonly deletionsStream: DeletionsStream;
+  /** `reconcile_state`, `reconcile_listing` and `reconcile_pending` (reconcile). */
+  readonly reconciliation: Reconciliation;
 
   constructor(
     storage: DurableObjectStorage,
@@ -60,7 +68,11 @@ export class SqliteStore extends PollerStateStore {
     const deadLetters = new DeadLetters(host, audit);
     const history = new History(host);
     const failures = new DeliveryFailures(host);
-    super(host, { ledger, content: new ContentMemory(host), failures, deadLetters, history });
+    const ids = new IdMemory(host);
+    super(host, { ledger, ids, failures, deadLetters, history });
+    this.ids = ids;
+    this.deletionsStream = new DeletionsStream(host, (epoch, write) => this.fenced(epoch, write));
+    this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));
     this.meta = new ObjectMeta(host);
     this.audit = audit;
     this.deadLetters = deadLetters;

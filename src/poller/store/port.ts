@@ -6,16 +6,16 @@ import type {
   LedgerEntry,
   PollerState,
   PollerStore,
-  RememberedContent,
+  RememberedId,
   RunAftermath,
   RunRecord,
   WindowCommit,
 } from '../../engine/ports.ts';
-import type { ContentMemory } from './content-memory.ts';
 import type { DeadLetters } from './dead-letters.ts';
 import type { DeliveryFailures } from './delivery-failures.ts';
 import { FINISH_SET, type History } from './history.ts';
 import type { StoreHost } from './host.ts';
+import type { IdMemory } from './id-memory.ts';
 import {
   LEDGER_CLEARED,
   LEDGER_COMMIT_SET,
@@ -38,7 +38,7 @@ function commitBindings(checkpoint: number, ledger: LedgerCommit): unknown[] {
 /** The tables the port's commits reach beyond the state row, each through its owner. */
 export interface PortTables {
   ledger: Ledger;
-  content: ContentMemory;
+  ids: IdMemory;
   failures: DeliveryFailures;
   deadLetters: DeadLetters;
   history: History;
@@ -261,15 +261,15 @@ export class PollerStateStore implements PollerStore {
     });
   }
 
-  contentOf(ids: readonly string[]): Map<string, RememberedContent> {
-    return this.tables.content.of(ids);
+  idsOf(ids: readonly string[]): Map<string, RememberedId> {
+    return this.tables.ids.of(ids);
   }
 
-  rememberContent(epoch: number, entries: readonly RememberedContent[]): boolean {
-    return this.fenced(epoch, () => this.tables.content.remember(entries));
+  rememberIds(epoch: number, entries: readonly RememberedId[]): boolean {
+    return this.fenced(epoch, () => this.tables.ids.remember(entries));
   }
 
-  private fenced(epoch: number, write: () => unknown): boolean {
+  protected fenced(epoch: number, write: () => unknown): boolean {
     return this.host.transaction(() => {
       if (!this.holds(epoch)) return false;
       write();

@@ -78,7 +78,10 @@ export function pageUrl(
 export function windowUrl(config: SourceConfig, window: Window): URL {
   const url = new URL(config.url);
   for (const [key, value] of Object.entries(config.params)) url.searchParams.set(key, value);
-  url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
+  // A listing (reconcile) asks for everything: it has no window start to send.
+  if (config.from_param !== '') {
+    url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
+  }
   if (config.to_param !== undefined && window.bounded) {
     url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
   }

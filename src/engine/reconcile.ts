@@ -1,0 +1,386 @@
+import { retryAt } from './backoff.ts';
+import type { RunBudget } from './budget.ts';
+import { deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
+import { ownFailures } from './idempotency.ts';
+import { isoTime } from './iso-time.ts';
+import {
+  type DeliveryOp,
+  type ListedId,
+  ledgerKey,
+  type PendingChange,
+  type Reconciler,
+  type ReconcileState,
+  type ReconcileStep,
+  type ReconcileStore,
+  type RunContext,
+  type Source,
+  type Update,
+} from './ports.ts';
+import { rememberDelivered } from './remembered-ids.ts';
+
+/** Changes delivered per step: what a reconciliation holds in memory at once. */
+export const PENDING_PER_STEP = 100;
+
+/** The window a listing is asked for with: everything, up to now. */
+function everything(now: number) {
+  return { from: 0, to: now, bounded: false, startedAt: now, cut: false };
+}
+
+export const NO_RECONCILIATION: ReconcileState = {
+  dueAt: null,
+  listing: null,
+  held: null,
+  last: null,
+  error: null,
+  failures: 0,
+  retryAt: null,
+};
+
+/** Fetches one record by id (reconcile.fetch); null when the upstream says it is gone. */
+export type FetchById = (
+  id: string,
+) => Promise<{ ok: true; record: unknown | null } | { ok: false; error: string }>;
+
+/**
+ * Reconciliation (reconcile): a full listing of every id, page by page across runs, after
+ * the streams are caught up. When one completes, and only then:
+ * - an id delivered and not deleted, delivered before the listing began (minus
+ *   lag_allowance), that the listing lacks, is delivered as a delete;
+ * - an id the listing shows newer than delivered, or never delivered, as an upsert (its
+ *   listed record, or fetched by id with reconcile.fetch);
+ * - deletes above max_deletes of the known ids (an empty or cut listing) are held: none is
+ *   delivered until a confirm or a second complete listing that finds the same ones.
+ * What it holds in memory is a page (of the listing, or of what it found): the ids are in
+ * the store.
+ */
+export class ListingReconciler implements Reconciler {
+  constructor(
+    private readonly listing: Source,
+    private readonly fetchById: FetchById | null,
+  ) {}
+
+  async work(
+    ctx: RunContext,
+    epoch: number,
+    budget: RunBudget,
+    until: number,
+  ): Promise<ReconcileStep> {
+    const store = ctx.store.reconciliation;
+    const config = ctx.config.reconcile;
+    if (store === undefined || config === undefined) {
+      return { kind: 'worked', delivered: 0, deadLettered: 0, more: false, error: null };
+    }
+    const turn = new Turn(ctx, epoch, budget, until, store, this.listing, this.fetchById);
+    return turn.run();
+  }
+}
+
+/** One run's turn at the reconciliation. */
+class Turn {
+  private delivered = 0;
+  private deadLettered = 0;
+  private state: ReconcileState;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly epoch: number,
+    private readonly budget: RunBudget,
+    private readonly until: number,
+    private readonly store: ReconcileStore,
+    private readonly listing: Source,
+    private readonly fetchById: FetchById | null,
+  ) {
+    this.state = store.state();
+  }
+
+  private get every(): number {
+    return this.ctx.config.reconcile?.every ?? 0;
+  }
+
+  async run(): Promise<ReconcileStep> {
+    const { ctx, store } = this;
+    const now = ctx.now();
+    if (this.state.dueAt === null && !this.save({ ...this.state, dueAt: now + this.every })) {
+      return { kind: 'fenced' };
+    }
+    // A confirm releases what is held: its deletes go out with the rest.
+    if (this.state.held !== null && (store.confirmedAt() ?? 0) >= this.state.held.since) {
+      const last =
+        this.state.last === null ? null : { ...this.state.last, outcome: 'delivered' as const };
+      const next = { ...this.state, held: null, last };
+      if (!store.releaseHeld(this.epoch, next)) return { kind: 'fenced' };
+      this.state = next;
+    }
+    if (this.state.retryAt !== null && this.state.retryAt > now) return this.worked(false);
+    const sent = await this.deliverPending();
+    if (sent !== 'done') return sent;
+    const listed = await this.list();
+    if (listed !== 'complete') return listed;
+    const after = await this.deliverPending();
+    return after === 'done' ? this.worked(false) : after;
+  }
+
+  /** Pages of the listing until it completes, the turn is over, or the budget is out. */
+  private async list(): Promise<ReconcileStep | 'complete'> {
+    const { ctx, store } = this;
+    if (this.state.listing === null) {
+      const requested = store.requestedAt();
+      const due = this.state.dueAt !== null && this.state.dueAt <= ctx.now();
+      if (requested === null && !due) return this.worked(false);
+      const listing = { startedAt: ctx.now(), cursor: null, pages: 0, ids: 0, unreadable: 0 };
+      const next = { ...this.state, listing };
+      if (!store.startListing(this.epoch, next)) return { kind: 'fenced' };
+      this.state = next;
+    }
+    for (;;) {
+      const listing = this.state.listing;
+      if (listing === null) return 'complete';
+      if (this.yields()) return this.worked(false);
+      if (this.budget.take(ctx.now())) return this.worked(true);
+      const page = await this.listing.fetchPage(everything(ctx.now()), listing.cursor);
+      if (!ctx.store.holds(this.epoch)) return { kind: 'fenced' };
+      const at = listing.pages + 1;
+      if (!page.ok) {
+        return this.failed(`listing page ${at}: ${page.error}`, page.kind, page.retryAfter);
+      }
+      const ids = this.listed(page.updates);
+      const next: ReconcileState = {
+        ...this.state,
+        listing: {
+          ...listing,
+          cursor: page.next,
+          pages: at,
+          ids: listing.ids + page.updates.length,
+          unreadable: listing.unreadable + page.malformed.length,
+        },
+      };
+      if (!store.addPage(this.epoch, ids, next)) return { kind: 'fenced' };
+      this.state = next;
+      if (page.next === null) {
+        const done = this.complete();
+        if (done !== null) return done;
+        return 'complete';
+      }
+    }
+  }
+
+  /** The page's ids, with the records of those to upsert: newer than delivered, or never. */
+  private listed(updates: Update[]): ListedId[] {
+    const known = this.ctx.store.idsOf?.(updates.map((update) => update.id)) ?? new Map();
+    const versioned = this.ctx.config.reconcile?.updated_at !== undefined;
+    return updates.map((update) => {
+      const last = known.get(update.id);
+      const upsert =
+        last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
+      return {
+        id: update.id,
+        version: update.version,
+        versionMs: update.versionMs,
+        record: upsert ? update.record : null,
+      };
+    });
+  }
+
+  /** The listing is complete: what it found becomes pending, or its deletes are held. */
+  private complete(): ReconcileStep | null {
+    const { ctx, store, state } = this;
+    const listing = state.listing;
+    const config = ctx.config.reconcile;
+    if (listing === null || config === undefined) return null;
+    const now = ctx.now();
+    const before = listing.startedAt - ctx.config.lag_allowance;
+    const { deletes, alsoHeld } = store.countDeletes(before);
+    const known = store.knownIds();
+    const limit =
+      config.max_deletes.percent !== undefined
+        ? Math.floor((known * config.max_deletes.percent) / 100)
+        : config.max_deletes.count;
+    const held = store.heldCount();
+    // A second complete listing that finds the very deletes held agrees with the first.
+    const agrees = state.held !== null && held > 0 && deletes === held && alsoHeld === held;
+    const reason =
+      listing.unreadable > 0
+        ? `the listing had ${listing.unreadable} record(s) without a readable id`
+        : `${deletes} deletes of ${known} known ids exceed max_deletes (${limit})`;
+    const hold = deletes > 0 && !agrees && (deletes > limit || listing.unreadable > 0);
+    const outcome = hold ? 'held' : agrees ? 'agreed' : 'delivered';
+    const next: ReconcileState = {
+      ...state,
+      listing: null,
+      // Held: the next listing starts at once, to agree or not.
+      dueAt: hold ? now : listing.startedAt + config.every,
+      held: hold ? { deletes, known, since: now, reason } : null,
+      last: {
+        startedAt: listing.startedAt,
+        finishedAt: now,
+        ids: listing.ids,
+        deletes,
+        upserts: 0, // counted by the store as it keeps them (completeListing)
+        outcome,
+      },
+      error: null,
+      failures: 0,
+      retryAt: null,
+    };
+    const found = {
+      before,
+      version: isoTime(listing.startedAt),
+      versionMs: listing.startedAt,
+      hold,
+      release: agrees,
+    };
+    if (!store.completeListing(this.epoch, found, next)) return { kind: 'fenced' };
+    this.state = store.state();
+    ctx.log?.({
+      event: 'reconcile',
+      poller: ctx.poller,
+      ids: listing.ids,
+      deletes,
+      upserts: this.state.last?.upserts ?? 0,
+      outcome,
+      ...(hold ? { level: 'warn', warning: reason } : {}),
+    });
+    return null;
+  }
+
+  /** Delivers what completed listings found, a page at a time. */
+  private async deliverPending(): Promise<ReconcileStep | 'done'> {
+    const { ctx, store } = this;
+    for (;;) {
+      const pending = store.pending(PENDING_PER_STEP);
+      if (pending.length === 0) return 'done';
+      if (this.yields()) return this.worked(false);
+      const known = ctx.store.idsOf?.(pending.map((change) => change.id)) ?? new Map();
+      const settled: { id: string; op: DeliveryOp }[] = [];
+      const deletes: Update[] = [];
+      const upserts: Update[] = [];
+      for (const change of pending) {
+        const last = known.get(change.id);
+        if (change.op === 'delete') {
+          // Delivered again (an update, or a re-create) since the listing began: not gone.
+          const back = last !== undefined && (last.deleted || last.seenAt >= change.versionMs);
+          if (back) settled.push(change);
+          else deletes.push(updateOf(change));
+        } else if (last !== undefined && !last.deleted && last.versionMs >= change.versionMs) {
+          settled.push(change); // the stream delivered it meanwhile
+        } else {
+          const record = await this.recordOf(change);
+          if (record === 'budget') return this.worked(true);
+          if ('error' in record) return this.failed(record.error, 'transient');
+          if (record.value === null) settled.push(change);
+          else upserts.push({ ...updateOf(change), record: record.value });
+        }
+      }
+      if (settled.length > 0 && !store.settle(this.epoch, settled)) return { kind: 'fenced' };
+      const deletesCtx: RunContext = { ...ctx, stream: 'deletions', isDeleted: null };
+      for (const [group, gctx] of [
+        [upserts, ctx],
+        [deletes, deletesCtx],
+      ] as const) {
+        if (group.length === 0) continue;
+        const sent = await this.deliver(gctx, group);
+        if (sent !== 'done') return sent;
+      }
+    }
+  }
+
+  /** Delivers one group through the usual path: batches, attempts, dead letters (R8). */
+  private async deliver(gctx: RunContext, updates: Update[]): Promise<ReconcileStep | 'done'> {
+    const { store, epoch } = this;
+    const failing = ownFailures(gctx, gctx.store.failing());
+    const plan = planDelivery(gctx, updates);
+    const outcome = await deliverPage(
+      gctx,
+      epoch,
+      plan,
+      failing,
+      olderFailing(failing),
+      this.budget,
+    );
+    if (outcome.fenced) return { kind: 'fenced' };
+    if (!rememberDelivered(gctx, epoch, outcome.delivered, new Map())) return { kind: 'fenced' };
+    this.delivered += outcome.delivered.length;
+    this.deadLettered += outcome.deadLettered;
+    const handled = new Set(outcome.handled.map((entry) => entry.key));
+    const op: DeliveryOp = gctx.stream === 'deletions' ? 'delete' : 'upsert';
+    const done = updates
+      .filter((update) => handled.has(ledgerKey(update.id, update.version)))
+      .map((update) => ({ id: update.id, op }));
+    if (done.length > 0 && !store.settle(epoch, done)) return { kind: 'fenced' };
+    if (outcome.misconfigured)
+      return this.failed(`delivery: ${outcome.misconfigured}`, 'misconfigured');
+    if (outcome.retryable.length > 0) {
+      return this.failed(`delivery: ${outcome.retryable.slice(0, 3).join('; ')}`, 'transient');
+    }
+    if (outcome.stop) return this.worked(true);
+    return 'done';
+  }
+
+  /** An upsert's record: the listing's, or fetched by id (null: gone since). */
+  private async recordOf(
+    change: PendingChange,
+  ): Promise<{ value: unknown } | { error: string } | 'budget'> {
+    if (this.fetchById === null) return { value: change.record };
+    if (this.budget.take(this.ctx.now())) return 'budget';
+    const fetched = await this.fetchById(change.id);
+    if (!fetched.ok) return { error: `fetch ${change.id}: ${fetched.error}` };
+    return { value: fetched.record };
+  }
+
+  /** The turn gives the lease back to the incremental polls: their tick, or a nudge, is due. */
+  private yields(): boolean {
+    const now = this.ctx.now();
+    return now >= this.until || (this.ctx.freshness?.nudges().pending ?? false);
+  }
+
+  private failed(
+    message: string,
+    kind: 'transient' | 'rate_limited' | 'misconfigured' | 'bad_response',
+    notBefore?: number,
+  ): ReconcileStep {
+    const { ctx } = this;
+    const now = ctx.now();
+    const failures = this.state.failures + 1;
+    const failure = kind === 'bad_response' ? 'transient' : kind;
+    const error = { at: now, message: ctx.redact ? ctx.redact(message) : message };
+    const next = {
+      ...this.state,
+      failures,
+      error,
+      retryAt: retryAt(now, failures, failure, ctx.random, notBefore),
+    };
+    if (!this.save(next)) return { kind: 'fenced' };
+    return {
+      kind: 'worked',
+      delivered: this.delivered,
+      deadLettered: this.deadLettered,
+      more: false,
+      error: error.message,
+    };
+  }
+
+  private worked(more: boolean): ReconcileStep {
+    return {
+      kind: 'worked',
+      delivered: this.delivered,
+      deadLettered: this.deadLettered,
+      more,
+      error: null,
+    };
+  }
+
+  private save(next: ReconcileState): boolean {
+    if (!this.store.save(this.epoch, next)) return false;
+    this.state = next;
+    return true;
+  }
+}
+
+function updateOf(change: PendingChange): Update {
+  return {
+    id: change.id,
+    version: change.version,
+    versionMs: change.versionMs,
+    record: change.record,
+  };
+}

@@ -1,0 +1,52 @@
+import type { PollerConfig, SourceConfig } from '../config/schema.ts';
+
+/**
+ * The source configs of the endpoints beside the main stream, read with the same HttpSource:
+ * the deletions stream (`source.deletions`) and the reconciliation listing (`reconcile`).
+ * What they leave out is the main source's (headers, time format, timeouts, body limit);
+ * their own `params` are not.
+ */
+
+/** `source.deletions` as a source whose records are deletes, versioned by `deleted_at`. */
+export function deletionsSource(source: SourceConfig): SourceConfig | null {
+  const deletions = source.deletions;
+  if (deletions === undefined) return null;
+  const { to_param, sorted, deletions: _, deleted: __, ...shared } = source;
+  return {
+    ...shared,
+    url: deletions.url,
+    from_param: deletions.from_param ?? source.from_param,
+    ...optional('to_param', deletions.to_param ?? to_param),
+    items: deletions.items ?? source.items,
+    id: deletions.id ?? source.id,
+    updated_at: deletions.deleted_at,
+    params: deletions.params,
+    ...optional('sorted', deletions.sorted ?? sorted),
+    next: deletions.next ?? source.next,
+  };
+}
+
+/**
+ * `reconcile` as a source with no window: every page of one listing, each record's id and
+ * (with `reconcile.updated_at`) its version. An empty `from_param` sends no window start; an
+ * empty `updated_at` reads ids only (sources/read-update.ts).
+ */
+export function listingSource(config: PollerConfig): SourceConfig | null {
+  const { reconcile, source } = config;
+  if (reconcile === undefined) return null;
+  const { to_param: _, sorted: __, deletions: ___, ...shared } = source;
+  return {
+    ...shared,
+    url: reconcile.url,
+    from_param: '',
+    items: reconcile.items ?? source.items,
+    id: reconcile.id ?? source.id,
+    updated_at: reconcile.updated_at ?? '',
+    params: reconcile.params,
+    next: reconcile.next ?? source.next,
+  };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

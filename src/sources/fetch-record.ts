@@ -1,0 +1,50 @@
+import { redact } from '../config/interpolate.ts';
+import type { SourceConfig } from '../config/schema.ts';
+import { startDeadline, TIMED_OUT } from '../deadline.ts';
+import type { FetchById } from '../engine/reconcile.ts';
+import type { HttpFetch } from './http-source.ts';
+import { readBody } from './read-body.ts';
+
+/**
+ * `reconcile.fetch`: one record by id, GET the URL with `{id}` in it (percent-encoded), with
+ * the source's headers (the schema keeps the URL on source.url's origin; a redirect is not
+ * followed). A 404 or 410 says it is gone since the listing: null, nothing to upsert.
+ */
+export function fetchRecordById(
+  template: string,
+  source: SourceConfig,
+  fetcher: HttpFetch,
+  secrets: readonly string[],
+): FetchById {
+  const headers = { accept: 'application/json', ...source.headers };
+  return async (id) => {
+    const url = template.replace('{id}', encodeURIComponent(id));
+    const shown = `GET ${redact(url, secrets)}`;
+    const deadline = startDeadline(source.timeout);
+    try {
+      const response = await Promise.race([
+        fetcher(new Request(url, { headers, redirect: 'manual', signal: deadline.signal })),
+        deadline.expired,
+      ]);
+      if (response === TIMED_OUT) return { ok: false, error: `${shown}: timed out` };
+      if (response.status === 404 || response.status === 410) {
+        await response.body?.cancel().catch(() => undefined);
+        return { ok: true, record: null };
+      }
+      const body = await readBody(response, source.max_body, deadline);
+      if (!response.ok) return { ok: false, error: `${shown}: HTTP ${response.status}` };
+      if (!body.ok)
+        return { ok: false, error: `${shown}: the body could not be read (${body.reason})` };
+      try {
+        return { ok: true, record: JSON.parse(body.text) };
+      } catch {
+        return { ok: false, error: `${shown}: HTTP ${response.status} but the body is not JSON` };
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { ok: false, error: `${shown}: ${redact(reason, secrets)}` };
+    } finally {
+      deadline.clear();
+    }
+  };
+}
