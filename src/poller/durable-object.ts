@@ -13,6 +13,7 @@ import { Incarnation } from './incarnation.ts';
 import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
 import { OwnSecrets } from './own-secrets.ts';
+import { reconcileAdmin } from './reconcile-admin.ts';
 import { reportToRegistry } from './registry-report.ts';
 import type {
   ConfigureReply,
@@ -24,13 +25,15 @@ import type {
   PollerRpc,
   PutSecretReply,
   QueuedDeadLetter,
+  ReconcileReply,
   RunNowReply,
   SealedSecretListing,
   StorageStats,
   TriggerReply,
   VisitReply,
 } from './rpc.ts';
-import { buildStatus, type PollerStatus } from './status.ts';
+import type { PollerStatus } from './status.ts';
+import { statusOf } from './status-of.ts';
 import type { StoredRun } from './store/history.ts';
 import { SqliteStore } from './store/index.ts';
 import { type Wiring, WiringCache } from './wiring.ts';
@@ -80,25 +83,16 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
   async status(): Promise<PollerStatus> {
     const name = this.seen();
     const wiring = await this.wiring(name);
-    const store = this.store;
-    return buildStatus({
-      name,
-      configErrors: wiring.ok ? [] : wiring.errors,
-      config: wiring.ok ? wiring.context.config : undefined,
-      state: store.read(),
-      lastRun: store.history.runs(1)[0],
-      alarm: await this.ctx.storage.getAlarm(),
-      counters: store.counters(),
-      deadLetters: store.deadLetters.summary(),
-      audit: store.audit.list(20),
-      firstSeenAt: store.presence.firstSeenAt(),
-      tables: store.tableSizes(),
-      databaseBytes: store.databaseBytes(),
-      now: Date.now(),
-      freshness: { lateness: this.freshness.lateness(Date.now()), nudges: this.freshness.nudges() },
-      // After the wiring above, whose read of the secrets moves them during a rotation.
-      secretKeys: await this.secrets.keyCounts(),
-    });
+    const alarm = await this.ctx.storage.getAlarm();
+    return statusOf(name, wiring, this.store, this.freshness, this.secrets, alarm);
+  }
+
+  /** POST /pollers/:name/reconcile (`start`) and /reconcile/confirm (`confirm`). */
+  async reconcile(action: 'start' | 'confirm'): Promise<ReconcileReply> {
+    const name = this.seen();
+    const engine = await this.engine(name);
+    if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
+    return reconcileAdmin(this.store, name, engine, action, Date.now());
   }
 
   /**

@@ -20,6 +20,7 @@ export async function reportToRegistry(
 ): Promise<void> {
   const state = store.read();
   const deadLetters = store.deadLetters.summary();
+  const reconcile = wiring.ok ? wiring.context.config.reconcile : undefined;
   const health = assessHealth({
     name,
     configErrors: wiring.ok ? [] : wiring.errors,
@@ -30,6 +31,7 @@ export async function reportToRegistry(
     firstSeenAt: store.presence.firstSeenAt(),
     now,
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
+    reconcile: reconcile ? store.reconciliation.input(reconcile.every) : null,
   });
   const summary = {
     state: health.state,

@@ -12,6 +12,13 @@ export type Misconfigured = { outcome: 'misconfigured'; errors: string[] };
 
 export type TriggerReply = TriggerResult | Misconfigured;
 
+/** POST /pollers/:name/reconcile (`start`) and /reconcile/confirm (`confirm`). */
+export type ReconcileReply =
+  | { outcome: 'requested'; listing_in_progress: boolean; trigger: TriggerResult }
+  | { outcome: 'confirmed'; deletes: number; trigger: TriggerResult }
+  | { outcome: 'refused'; status: 404 | 409; error: string }
+  | Misconfigured;
+
 /** What a manual run did: ran (its history line), or why it did not. */
 /** A manual run's reply: the run as history keeps it, with its id (null: not kept, erased). */
 export type RunNowReply =
@@ -102,6 +109,8 @@ export interface PollerRpc {
   run(id: number): Promise<StoredRun | null>;
   /** Runs now and answers with the run's outcome, or says why it was skipped. */
   runNow(): Promise<RunNowReply>;
+  /** Starts a reconciliation listing now, or confirms the deletes one holds. */
+  reconcile(action: 'start' | 'confirm'): Promise<ReconcileReply>;
   /** Pauses (every trigger skipped) or resumes the poller. */
   setPaused(paused: boolean, reason: string | null): Promise<{ paused: boolean }>;
   /** A runtime poller's config from the registry: `version` of `incarnation` (R14). */

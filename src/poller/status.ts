@@ -6,6 +6,13 @@ import { skewWarning } from '../engine/skew.ts';
 import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
+import {
+  heldAlert,
+  type ReconcileInput,
+  type ReconcileView,
+  reconcileView,
+  reconcileWarning,
+} from './reconcile-view.ts';
 import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './store/index.ts';
 
 export type { PollerHealth } from './health.ts';
@@ -63,6 +70,8 @@ export interface PollerStatus {
   at_risk: boolean;
   /** Observed lateness next to lag_allowance, and nudges (null: not read). */
   freshness: FreshnessView | null;
+  /** The reconciliation (reconcile): the last listing, what is held or pending (null: none). */
+  reconcile: ReconcileView | null;
   /**
    * The poller's own secrets by the key they are sealed under, after this status's own read
    * of them (which moves them to SECRETS_KEY during a rotation): one still under
@@ -151,6 +160,8 @@ export interface HealthSources {
   firstSeenAt: number | null;
   now: number;
   freshness?: FreshnessInput;
+  /** reconcile: where it is (null: the poller has none). */
+  reconcile?: ReconcileInput | null;
 }
 
 /**
@@ -162,13 +173,19 @@ export function assessHealth(input: HealthSources) {
   const skew = skewWarning(state.skewMs, config?.lag_allowance ?? 0);
   const fresh = input.freshness ? freshnessView(input.freshness, config) : null;
   const lateness = fresh?.assessment?.warning ?? null;
+  const held = heldAlert(input.name, input.reconcile?.state);
   const warnings = [
     deadLetterWarning(input.name, input.deadLetters, config),
     skew,
     lateness,
+    held,
+    reconcileWarning(input.reconcile?.state),
   ].filter((warning): warning is string => warning !== null);
   const health: HealthInput = { ...input, warnings };
-  return { state: healthOf(health), warnings, alerts: alertsOf(health), fresh };
+  // Held deletes wait for someone: /healthz reports the poller (unless paused or disabled).
+  const quiet = state.paused || config?.enabled === false;
+  const alerts = [...alertsOf(health), ...(held !== null && !quiet ? [held] : [])];
+  return { state: healthOf(health), warnings, alerts, fresh };
 }
 
 /** Builds a poller's status from its stored state. */
@@ -227,6 +244,7 @@ export function buildStatus(
     audit: input.audit.map((entry) => ({ ...entry, at: isoTime(entry.at) })),
     at_risk: fresh?.assessment?.risk === 'at_risk',
     freshness: fresh?.view ?? null,
+    reconcile: input.reconcile ? reconcileView(input.reconcile) : null,
     secrets: {
       count: input.secretKeys.current + input.secretKeys.previous + input.secretKeys.unknown,
       under_current_key: input.secretKeys.current,

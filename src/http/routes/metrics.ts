@@ -153,6 +153,16 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
         (s) => seconds(s.rate_limited_until),
       ),
       gauge(
+        'tidemark_reconcile_held_deletes',
+        'Deletes a reconciliation holds: more than max_deletes, awaiting a confirm (0: none held).',
+        (s) => s.reconcile?.held?.deletes ?? 0,
+      ),
+      gauge(
+        'tidemark_reconcile_last_listing_timestamp_seconds',
+        'When the last complete reconciliation listing finished, in unix seconds (0: none yet).',
+        (s) => seconds(s.reconcile?.last_listing?.finished_at ?? null),
+      ),
+      gauge(
         'tidemark_misconfigured',
         '1 when the poller cannot run until its config or credentials are fixed.',
         (s) => (s.state === 'misconfigured' ? 1 : 0),

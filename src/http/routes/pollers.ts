@@ -60,6 +60,16 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
     }
     return c.json(reply, 409);
   })
+  .post('/:name/reconcile', requireToken('admin'), knownPoller, async (c) => {
+    const reply = await pollerObject(c.env, c.req.param('name')).reconcile('start');
+    if (reply.outcome === 'refused') return c.json({ error: reply.error }, reply.status);
+    return c.json(reply, reply.outcome === 'misconfigured' ? 409 : 202);
+  })
+  .post('/:name/reconcile/confirm', requireToken('admin'), knownPoller, async (c) => {
+    const reply = await pollerObject(c.env, c.req.param('name')).reconcile('confirm');
+    if (reply.outcome === 'refused') return c.json({ error: reply.error }, reply.status);
+    return c.json(reply, reply.outcome === 'misconfigured' ? 409 : 202);
+  })
   .post('/:name/pause', requireToken('admin'), knownPoller, async (c) => {
     const body = await readJson(c, pauseBody, { allowEmpty: true });
     if (!body.ok) return body.response;

@@ -7,6 +7,7 @@ import type {
   ReconcileStore,
 } from '../../engine/ports.ts';
 import { NO_RECONCILIATION } from '../../engine/reconcile.ts';
+import type { ReconcileInput } from '../reconcile-view.ts';
 import { StoredValueError } from './checked.ts';
 import type { StoreHost } from './host.ts';
 
@@ -176,6 +177,16 @@ export class Reconciliation implements ReconcileStore {
         );
       }
     });
+  }
+
+  /** What status shows of it, for a poller whose reconcile lists `every` ms apart. */
+  input(every: number): ReconcileInput {
+    return {
+      every,
+      state: this.state(),
+      requestedAt: this.requestedAt(),
+      pending: this.counts().pending,
+    };
   }
 
   /** Rows of the listing going on, and changes waiting: for status. */

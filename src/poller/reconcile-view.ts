@@ -1,0 +1,96 @@
+import { formatDuration } from '../config/duration.ts';
+import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
+import type { ReconcileState } from '../engine/ports.ts';
+
+/** What status shows of a poller's reconciliation (reconcile): null for a poller without one. */
+export interface ReconcileView {
+  every: string;
+  /** When the next listing starts (null until the first run books it). */
+  next_listing_at: string | null;
+  /** An admin asked for a listing (POST /pollers/:name/reconcile) that has not started yet. */
+  requested: boolean;
+  /** The listing going on: when it began, the pages and ids so far. */
+  listing: { started_at: string; pages: number; ids: number; unreadable: number } | null;
+  /** Deletes held: more than max_deletes, awaiting a confirm or a second listing that agrees. */
+  held: { deletes: number; known_ids: number; since: string; reason: string } | null;
+  /** Found by a completed listing and not delivered yet (held ones not included). */
+  pending: number;
+  /** The last listing that completed. */
+  last_listing: {
+    started_at: string;
+    finished_at: string;
+    ids: number;
+    deletes: number;
+    upserts: number;
+    outcome: 'delivered' | 'held' | 'agreed';
+  } | null;
+  /** The last error of a listing page or a delivery, and when it is tried again. */
+  error: { at: string; message: string; retry_at: string | null } | null;
+}
+
+export interface ReconcileInput {
+  every: number;
+  state: ReconcileState;
+  requestedAt: number | null;
+  pending: number;
+}
+
+export function reconcileView(input: ReconcileInput): ReconcileView {
+  const { state } = input;
+  return {
+    every: formatDuration(input.every),
+    next_listing_at: isoTimeOrNull(state.dueAt),
+    requested: input.requestedAt !== null,
+    listing:
+      state.listing === null
+        ? null
+        : {
+            started_at: isoTime(state.listing.startedAt),
+            pages: state.listing.pages,
+            ids: state.listing.ids,
+            unreadable: state.listing.unreadable,
+          },
+    held:
+      state.held === null
+        ? null
+        : {
+            deletes: state.held.deletes,
+            known_ids: state.held.known,
+            since: isoTime(state.held.since),
+            reason: state.held.reason,
+          },
+    pending: input.pending,
+    last_listing:
+      state.last === null
+        ? null
+        : {
+            started_at: isoTime(state.last.startedAt),
+            finished_at: isoTime(state.last.finishedAt),
+            ids: state.last.ids,
+            deletes: state.last.deletes,
+            upserts: state.last.upserts,
+            outcome: state.last.outcome,
+          },
+    error:
+      state.error === null
+        ? null
+        : {
+            at: isoTime(state.error.at),
+            message: state.error.message,
+            retry_at: isoTimeOrNull(state.retryAt),
+          },
+  };
+}
+
+/** The alert of held deletes: /healthz reports the poller until someone looks. */
+export function heldAlert(name: string, state: ReconcileState | null | undefined): string | null {
+  const held = state?.held;
+  if (!held) return null;
+  return `reconcile held ${held.deletes} deletes (${held.reason}): confirm with POST /pollers/${name}/reconcile/confirm, or a second listing that agrees delivers them`;
+}
+
+/** The warning of a reconciliation that fails (its listing or its deliveries). */
+export function reconcileWarning(state: ReconcileState | null | undefined): string | null {
+  if (!state?.error) return null;
+  return `reconcile: ${state.error.message} (${state.failures} failure${state.failures === 1 ? '' : 's'} in a row)`;
+}

@@ -1,0 +1,37 @@
+import type { FreshnessStore } from '../engine/ports.ts';
+import type { OwnSecrets } from './own-secrets.ts';
+import { buildStatus, type PollerStatus } from './status.ts';
+import type { SqliteStore } from './store/index.ts';
+import type { Wiring } from './wiring.ts';
+
+/** A poller's status, read from its object's storage (GET /status/:poller). */
+export async function statusOf(
+  name: string,
+  wiring: Wiring,
+  store: SqliteStore,
+  freshness: FreshnessStore,
+  secrets: OwnSecrets,
+  alarm: number | null,
+): Promise<PollerStatus> {
+  const config = wiring.ok ? wiring.context.config : undefined;
+  const now = Date.now();
+  return buildStatus({
+    name,
+    configErrors: wiring.ok ? [] : wiring.errors,
+    config,
+    state: store.read(),
+    lastRun: store.history.runs(1)[0],
+    alarm,
+    counters: store.counters(),
+    deadLetters: store.deadLetters.summary(),
+    audit: store.audit.list(20),
+    firstSeenAt: store.presence.firstSeenAt(),
+    tables: store.tableSizes(),
+    databaseBytes: store.databaseBytes(),
+    now,
+    freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
+    reconcile: config?.reconcile ? store.reconciliation.input(config.reconcile.every) : null,
+    // After the wiring, whose read of the secrets moves them during a rotation.
+    secretKeys: await secrets.keyCounts(),
+  });
+}
