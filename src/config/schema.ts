@@ -142,6 +142,13 @@ const reconcileSchema = z.strictObject({
   id: z.string().min(1).optional(),
   /** Optional dot path of a record's updated_at: without it, only ids never delivered are upserted. */
   updated_at: z.string().min(1).optional(),
+  /**
+   * "updated_at" (default): a listed record is an upsert when its updated_at is newer than
+   * delivered. "content": also when its content (as deliver.changes_only hashes it) differs
+   * from what was delivered, for changes made without a new updated_at; the listing must
+   * show whole records, as the stream does.
+   */
+  compare: z.enum(['updated_at', 'content']).default('updated_at'),
   /** Fixed query parameters of the listing (default none). */
   params: z.record(z.string(), z.string()).default({}),
   /** Paging of the listing (default source.next). */

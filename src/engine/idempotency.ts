@@ -22,10 +22,27 @@ export function idempotencyKey(poller: string, id: string, version: string): str
  */
 export const DELETE_KEY_SUFFIX = ':deleted';
 
+/**
+ * What a reconciliation's upsert adds to its key: `:listed:` and a hash of the record. A
+ * change made without a new updated_at has the version already delivered: under that key,
+ * a receiver that deduplicates would drop it. Its failures, too, are its pass's own.
+ */
+export const LISTED_KEY_PART = ':listed:';
+
+/** The pass whose key this is: the main stream's (undefined), the deletions' or the listing's. */
+export function streamOfKey(key: string): RunContext['stream'] {
+  if (key.endsWith(DELETE_KEY_SUFFIX)) return 'deletions';
+  return key.includes(LISTED_KEY_PART) ? 'listing' : undefined;
+}
+
 /** The key of an update delivered under `ctx` (R13). */
 export function deliveryKey(ctx: RunContext, update: Update): string {
   const key = idempotencyKey(ctx.poller, update.id, update.version);
-  return ctx.stream === 'deletions' ? key + DELETE_KEY_SUFFIX : key;
+  if (ctx.stream === 'deletions') return key + DELETE_KEY_SUFFIX;
+  if (ctx.stream === 'listing') {
+    return key + LISTED_KEY_PART + hash53(JSON.stringify(update.record) ?? 'undefined');
+  }
+  return key;
 }
 
 /** What the receiver is asked to do with an update delivered under `ctx`. */
@@ -36,21 +53,20 @@ export function deliveryOp(ctx: RunContext, update: Update): DeliveryOp {
 
 /** Whether a stored key (a failure, a dead letter) is a delete of the deletions pass. */
 export function isDeletionKey(key: string): boolean {
-  return key.endsWith(DELETE_KEY_SUFFIX);
+  return streamOfKey(key) === 'deletions';
 }
 
-/** The failures that are `ctx`'s own to retry: the deletions pass's, or the main stream's. */
+/** The failures that are `ctx`'s own to retry: its pass's (engine/idempotency.ts streamOfKey). */
 export function ownFailures<T>(ctx: RunContext, failing: Map<string, T>): Map<string, T> {
-  const deletions = ctx.stream === 'deletions';
   let mixed = false;
   for (const key of failing.keys()) {
-    if (isDeletionKey(key) !== deletions) {
+    if (streamOfKey(key) !== ctx.stream) {
       mixed = true;
       break;
     }
   }
   if (!mixed) return failing;
-  return new Map([...failing].filter(([key]) => isDeletionKey(key) === deletions));
+  return new Map([...failing].filter(([key]) => streamOfKey(key) === ctx.stream));
 }
 
 function keyPart(text: string): string {

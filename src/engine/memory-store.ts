@@ -1,3 +1,4 @@
+import { streamOfKey } from './idempotency.ts';
 import { type Lease, NO_LEASE } from './lease.ts';
 import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
@@ -100,7 +101,8 @@ export class MemoryStore implements PollerStore {
       }
     }
     for (const [key, failure] of this.failures) {
-      if (failure.versionMs >= pruneBelow) continue;
+      // What the main stream did not find is its own pass's to retry (SQLite: NOT_SIDE_KEY).
+      if (failure.versionMs >= pruneBelow || streamOfKey(key) !== undefined) continue;
       // Superseded while failing: a dead letter, never silently dropped.
       if (!this.deadLetters.has(key)) {
         this.deadLetters.set(key, {

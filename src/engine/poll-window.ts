@@ -250,7 +250,7 @@ export async function pollWindow(
       }
       const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
       if (outcome.fenced) return { kind: 'fenced' };
-      if (!rememberDelivered(ctx, epoch, [...unchanged, ...outcome.delivered], hashes)) {
+      if (!(await rememberDelivered(ctx, epoch, [...unchanged, ...outcome.delivered], hashes))) {
         return { kind: 'fenced' };
       }
       delivered.add(outcome.delivered);

@@ -319,11 +319,12 @@ export interface RunContext {
   /** Whether a record is a tombstone (`source.deleted`); without it, every record is an upsert. */
   isDeleted?: ((record: unknown) => boolean) | null;
   /**
-   * Set for the deletes that do not come from the main stream (source.deletions, and the
-   * deletes a reconciliation finds): each is a delete whatever its record says, and its
-   * idempotency key says so (engine/idempotency.ts), so its failures are its own.
+   * Set for what does not come from the main stream: `deletions` for the deletes of
+   * source.deletions and of a reconciliation (each a delete whatever its record says),
+   * `listing` for a reconciliation's upserts. Their idempotency keys say so
+   * (engine/idempotency.ts), so their failures are their own pass's to retry.
    */
-  stream?: 'deletions';
+  stream?: 'deletions' | 'listing';
   /** source.deletions: the deletions stream's own context, polled after the main stream. */
   deletions?: RunContext | null;
   /** reconcile: the full listing (engine/reconcile.ts), worked on after the streams. */

@@ -1,7 +1,7 @@
 import { retryAt } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
 import { deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
-import { ownFailures } from './idempotency.ts';
+import { deliveryKey, ownFailures } from './idempotency.ts';
 import { isoTime } from './iso-time.ts';
 import {
   type DeliveryOp,
@@ -12,11 +12,13 @@ import {
   type ReconcileState,
   type ReconcileStep,
   type ReconcileStore,
+  type RememberedId,
   type RunContext,
   type Source,
   type Update,
 } from './ports.ts';
-import { rememberDelivered } from './remembered-ids.ts';
+import { ignoredPaths, rememberDelivered } from './remembered-ids.ts';
+import { contentHash } from './unchanged.ts';
 
 /** Changes delivered per step: what a reconciliation holds in memory at once. */
 export const PENDING_PER_STEP = 100;
@@ -143,7 +145,7 @@ class Turn {
       if (!page.ok) {
         return this.failed(`listing page ${at}: ${page.error}`, page.kind, page.retryAfter);
       }
-      const ids = this.listed(page.updates);
+      const ids = await this.listed(page.updates);
       const next: ReconcileState = {
         ...this.state,
         listing: {
@@ -164,21 +166,33 @@ class Turn {
     }
   }
 
-  /** The page's ids, with the records of those to upsert: newer than delivered, or never. */
-  private listed(updates: Update[]): ListedId[] {
-    const known = this.ctx.store.idsOf?.(updates.map((update) => update.id)) ?? new Map();
-    const versioned = this.ctx.config.reconcile?.updated_at !== undefined;
-    return updates.map((update) => {
-      const last = known.get(update.id);
-      const upsert =
-        last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
-      return {
-        id: update.id,
-        version: update.version,
-        versionMs: update.versionMs,
-        record: upsert ? update.record : null,
-      };
-    });
+  /**
+   * The page's ids, with the records of those to upsert: never delivered, or last delivered
+   * as a delete, or newer than delivered (reconcile.updated_at), or, compared by content,
+   * different from what was delivered.
+   */
+  private async listed(updates: Update[]): Promise<ListedId[]> {
+    const { ctx } = this;
+    const known = ctx.store.idsOf?.(updates.map((update) => update.id)) ?? new Map();
+    const versioned = ctx.config.reconcile?.updated_at !== undefined;
+    const byContent = ctx.config.reconcile?.compare === 'content';
+    const ignore = ignoredPaths(ctx);
+    return Promise.all(
+      updates.map(async (update) => {
+        const last = known.get(update.id);
+        let upsert =
+          last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
+        if (!upsert && byContent && last?.hash) {
+          upsert = (await contentHash(update.record, ignore)) !== last.hash;
+        }
+        return {
+          id: update.id,
+          version: update.version,
+          versionMs: update.versionMs,
+          record: upsert ? update.record : null,
+        };
+      }),
+    );
   }
 
   /** The listing is complete: what it found becomes pending, or its deletes are held. */
@@ -243,45 +257,70 @@ class Turn {
     return null;
   }
 
-  /** Delivers what completed listings found, a page at a time. */
+  /** Delivers what completed listings found, a page at a time: upserts, then deletes. */
   private async deliverPending(): Promise<ReconcileStep | 'done'> {
     const { ctx, store } = this;
+    const upsertCtx: RunContext = { ...ctx, stream: 'listing' };
+    const deleteCtx: RunContext = { ...ctx, stream: 'deletions', isDeleted: null };
     for (;;) {
       const pending = store.pending(PENDING_PER_STEP);
       if (pending.length === 0) return 'done';
       if (this.yields()) return this.worked(false);
       const known = ctx.store.idsOf?.(pending.map((change) => change.id)) ?? new Map();
-      const settled: { id: string; op: DeliveryOp }[] = [];
+      const skipped: { id: string; op: DeliveryOp; key: string }[] = [];
       const deletes: Update[] = [];
       const upserts: Update[] = [];
       for (const change of pending) {
         const last = known.get(change.id);
-        if (change.op === 'delete') {
-          // Delivered again (an update, or a re-create) since the listing began: not gone.
-          const back = last !== undefined && (last.deleted || last.seenAt >= change.versionMs);
-          if (back) settled.push(change);
-          else deletes.push(updateOf(change));
-        } else if (last !== undefined && !last.deleted && last.versionMs >= change.versionMs) {
-          settled.push(change); // the stream delivered it meanwhile
-        } else {
-          const record = await this.recordOf(change);
-          if (record === 'budget') return this.worked(true);
-          if ('error' in record) return this.failed(record.error, 'transient');
-          if (record.value === null) settled.push(change);
-          else upserts.push({ ...updateOf(change), record: record.value });
+        const update = updateOf(change);
+        const gctx = change.op === 'delete' ? deleteCtx : upsertCtx;
+        if (await this.overtaken(change, last)) {
+          skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
+          continue;
         }
+        if (change.op === 'delete') {
+          deletes.push(update);
+          continue;
+        }
+        const record = await this.recordOf(change);
+        if (record === 'budget') return this.worked(true);
+        if ('error' in record) return this.failed(record.error, 'transient');
+        if (record.value === null) {
+          skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
+        } else upserts.push({ ...update, record: record.value });
       }
-      if (settled.length > 0 && !store.settle(this.epoch, settled)) return { kind: 'fenced' };
-      const deletesCtx: RunContext = { ...ctx, stream: 'deletions', isDeleted: null };
+      // What needs no delivery any more leaves no failure behind either.
+      for (const { key } of skipped) {
+        if (!ctx.store.clearFailure(this.epoch, key)) return { kind: 'fenced' };
+      }
+      if (skipped.length > 0 && !store.settle(this.epoch, skipped)) return { kind: 'fenced' };
       for (const [group, gctx] of [
-        [upserts, ctx],
-        [deletes, deletesCtx],
+        [upserts, upsertCtx],
+        [deletes, deleteCtx],
       ] as const) {
         if (group.length === 0) continue;
         const sent = await this.deliver(gctx, group);
         if (sent !== 'done') return sent;
       }
     }
+  }
+
+  /**
+   * Whether what a listing found was overtaken since: a delete whose id was delivered again
+   * after the listing began (it is back, or was never gone); an upsert the stream delivered
+   * meanwhile (that version or a newer one; compared by content, the same content).
+   */
+  private async overtaken(change: PendingChange, last: RememberedId | undefined): Promise<boolean> {
+    if (change.op === 'delete') {
+      return last !== undefined && (last.deleted || last.seenAt >= change.versionMs);
+    }
+    if (last === undefined || last.deleted) return false;
+    const versioned = change.version !== '';
+    if (this.ctx.config.reconcile?.compare === 'content' && last.hash !== null) {
+      if (versioned && last.versionMs > change.versionMs) return true;
+      return (await contentHash(change.record, ignoredPaths(this.ctx))) === last.hash;
+    }
+    return !versioned || last.versionMs >= change.versionMs;
   }
 
   /** Delivers one group through the usual path: batches, attempts, dead letters (R8). */
@@ -298,7 +337,8 @@ class Turn {
       this.budget,
     );
     if (outcome.fenced) return { kind: 'fenced' };
-    if (!rememberDelivered(gctx, epoch, outcome.delivered, new Map())) return { kind: 'fenced' };
+    if (!(await rememberDelivered(gctx, epoch, outcome.delivered, new Map())))
+      return { kind: 'fenced' };
     this.delivered += outcome.delivered.length;
     this.deadLettered += outcome.deadLettered;
     const handled = new Set(outcome.handled.map((entry) => entry.key));

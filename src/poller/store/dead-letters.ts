@@ -5,6 +5,7 @@ import type { DeadLetter } from '../../engine/ports.ts';
 import { recordToText } from '../record-text.ts';
 import type { AuditEntry, AuditLog } from './audit-log.ts';
 import { DEAD_LETTER_KINDS, known } from './checked.ts';
+import { NOT_SIDE_KEY, SIDE_KEY_PATTERNS } from './delivery-failures.ts';
 import type { StoreHost } from './host.ts';
 
 /** Dead letters kept at most per poller; beyond it the oldest are pruned (audited). */
@@ -96,8 +97,9 @@ export class DeadLetters {
        SELECT key, 'delivery', id, version, version_ms, record,
          'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
          attempts, first_failure, last_failure
-       FROM delivery_failures WHERE version_ms < ?`,
+       FROM delivery_failures WHERE version_ms < ? AND ${NOT_SIDE_KEY}`,
       versionMs,
+      ...SIDE_KEY_PATTERNS,
     );
   }
 

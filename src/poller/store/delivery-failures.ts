@@ -1,7 +1,16 @@
 // Owns the delivery_failures table.
+import { DELETE_KEY_SUFFIX, LISTED_KEY_PART } from '../../engine/idempotency.ts';
 import type { FailingUpdate } from '../../engine/ports.ts';
 import { recordToText } from '../record-text.ts';
 import type { StoreHost } from './host.ts';
+
+/**
+ * The keys the main stream did not find (the deletes of source.deletions and reconcile, a
+ * reconciliation's upserts), as SQL: the main stream's commit leaves their failures to the
+ * pass that retries them. Bound by SIDE_KEY_PATTERNS.
+ */
+export const NOT_SIDE_KEY = 'key NOT LIKE ? AND key NOT LIKE ?';
+export const SIDE_KEY_PATTERNS = [`%${DELETE_KEY_SUFFIX}`, `%${LISTED_KEY_PART}%`];
 
 type FailureRow = {
   key: string;
@@ -55,7 +64,11 @@ export class DeliveryFailures {
 
   /** Forgets the failing versions below `versionMs` (made dead letters first: see DeadLetters). */
   clearBelow(versionMs: number): void {
-    this.host.write('DELETE FROM delivery_failures WHERE version_ms < ?', versionMs);
+    this.host.write(
+      `DELETE FROM delivery_failures WHERE version_ms < ? AND ${NOT_SIDE_KEY}`,
+      versionMs,
+      ...SIDE_KEY_PATTERNS,
+    );
   }
 
   /** Whether any update is failing, as the triggers count them: no read of the table. */
