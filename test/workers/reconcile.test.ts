@@ -158,6 +158,12 @@ describe('reconciliation (reconcile)', () => {
     expect(held.warnings.join(' ')).toContain('reconcile held 2 deletes');
     expect(held.alerts.join(' ')).toContain(`POST /pollers/${name}/reconcile/confirm`);
     expect(held.reconcile?.last_listing?.outcome).toBe('held');
+    const health = (await (await api('GET', '/healthz')).json()) as {
+      at_fault: string[];
+      reasons: Record<string, string[]>;
+    };
+    expect(health.at_fault).toContain(name);
+    expect(health.reasons[name]?.[0]).toContain('reconcile held 2 deletes');
 
     const confirm = await api('POST', `/pollers/${name}/reconcile/confirm`);
     expect(confirm.status).toBe(202);
