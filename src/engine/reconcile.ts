@@ -20,6 +20,9 @@ import {
 import { ignoredPaths, rememberDelivered } from './remembered-ids.ts';
 import { contentHash } from './unchanged.ts';
 
+/** Failures in a row of a listing's pages after which the listing starts over. */
+export const LISTING_RESTART_AFTER = 5;
+
 /** Changes delivered per step: what a reconciliation holds in memory at once. */
 export const PENDING_PER_STEP = 100;
 
@@ -210,19 +213,26 @@ class Turn {
         ? Math.floor((known * config.max_deletes.percent) / 100)
         : config.max_deletes.count;
     const held = store.heldCount();
-    // A second complete listing that finds the very deletes held agrees with the first.
-    const agrees = state.held !== null && held > 0 && deletes === held && alsoHeld === held;
+    // A second complete listing that finds the very deletes held agrees with the first; an
+    // empty one never does (an upstream that lists nothing twice is broken twice): only a
+    // confirm delivers what an empty listing found.
+    const agrees =
+      state.held !== null && held > 0 && deletes === held && alsoHeld === held && listing.ids > 0;
     const reason =
-      listing.unreadable > 0
-        ? `the listing had ${listing.unreadable} record(s) without a readable id`
-        : `${deletes} deletes of ${known} known ids exceed max_deletes (${limit})`;
-    const hold = deletes > 0 && !agrees && (deletes > limit || listing.unreadable > 0);
+      listing.ids === 0
+        ? `the listing was empty: ${deletes} deletes of ${known} known ids`
+        : listing.unreadable > 0
+          ? `the listing had ${listing.unreadable} record(s) without a readable id`
+          : `${deletes} deletes of ${known} known ids exceed max_deletes (${limit})`;
+    const suspect = deletes > limit || listing.unreadable > 0 || listing.ids === 0;
+    const hold = deletes > 0 && !agrees && suspect;
     const outcome = hold ? 'held' : agrees ? 'agreed' : 'delivered';
     const next: ReconcileState = {
       ...state,
       listing: null,
-      // Held: the next listing starts at once, to agree or not.
-      dueAt: hold ? now : listing.startedAt + config.every,
+      // Held or not, the next listing comes at its time (or when an admin asks for one): it
+      // agrees with what is held, or replaces it.
+      dueAt: listing.startedAt + config.every,
       held: hold ? { deletes, known, since: now, reason } : null,
       last: {
         startedAt: listing.startedAt,
@@ -383,8 +393,12 @@ class Turn {
     const failures = this.state.failures + 1;
     const failure = kind === 'bad_response' ? 'transient' : kind;
     const error = { at: now, message: ctx.redact ? ctx.redact(message) : message };
+    // A listing that keeps failing on its page may hold a cursor the upstream let expire:
+    // after LISTING_RESTART_AFTER failures in a row, the next listing starts over.
+    const restart = this.state.listing !== null && failures % LISTING_RESTART_AFTER === 0;
     const next = {
       ...this.state,
+      ...(restart ? { listing: null, dueAt: now } : {}),
       failures,
       error,
       retryAt: retryAt(now, failures, failure, ctx.random, notBefore),

@@ -30,17 +30,19 @@ export async function rememberDelivered(
   const hashing = keepsHashes(ctx);
   const ignore = ignoredPaths(ctx);
   const now = ctx.now();
-  // A listing without reconcile.updated_at gives no version: the id keeps the one it had.
-  const unversioned = handled.filter((update) => update.version === '').map((update) => update.id);
-  const before = unversioned.length > 0 ? (ctx.store.idsOf?.(unversioned) ?? null) : null;
+  // What a listing delivered is what the upstream has now, whatever its version says (a
+  // record restored with an old updated_at, after its delete was remembered; a listing
+  // without reconcile.updated_at gives none): it replaces what the id had, keeping the
+  // version the memory had if that is newer, so the next listing does not send it again.
+  const listing = ctx.stream === 'listing';
+  const floors = listing ? (ctx.store.idsOf?.(handled.map((update) => update.id)) ?? null) : null;
   const entries: RememberedId[] = await Promise.all(
     handled.map(async (update) => {
       const deleted = deliveryOp(ctx, update) === 'delete';
       const known = hashes.get(ledgerKey(update.id, update.version));
       const hash =
         deleted || !hashing ? null : (known ?? (await contentHash(update.record, ignore)));
-      const versionMs =
-        update.version === '' ? (before?.get(update.id)?.versionMs ?? 0) : update.versionMs;
+      const versionMs = Math.max(update.versionMs, floors?.get(update.id)?.versionMs ?? 0);
       return { id: update.id, versionMs, hash, deleted, seenAt: now };
     }),
   );

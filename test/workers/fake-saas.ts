@@ -79,6 +79,11 @@ export class FakeSaas implements FakeHost {
     }
     const scripted = this.scripted.get(url.pathname)?.shift();
     if (scripted) return scripted(url);
+    return this.answer(url);
+  }
+
+  /** What the API answers `url` with, unscripted. */
+  answer(url: URL): Response {
     const from = Date.parse(url.searchParams.get('date_from') ?? '1970-01-01T00:00:00Z');
     if (url.pathname === '/v1/sessions') {
       const changed = [...this.records.values()].filter((r) => r.updatedAtMs >= from);

@@ -187,7 +187,10 @@ describe('reconciliation (reconcile)', () => {
 
     await reconcileNow(name); // held: 2 > 1
     expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
-    await objectOf(name).runNow(); // the second listing starts at once, and agrees
+    const held = (await status(name)).reconcile;
+    // The next listing comes at its time (every), not at once; an admin may ask for it.
+    expect(Date.parse(held?.next_listing_at ?? '')).toBeGreaterThan(Date.now() + 23 * 60 * MINUTE);
+    await reconcileNow(name); // the second listing finds the same two: it agrees
 
     expect(seen().filter(([, op]) => op === 'delete')).toEqual([
       ['a', 'delete'],
@@ -205,13 +208,98 @@ describe('reconciliation (reconcile)', () => {
 
     await reconcileNow(name); // empty: 3 deletes of 3, held
     expect((await status(name)).reconcile?.held?.deletes).toBe(3);
-    await objectOf(name).runNow(); // the next listing shows them all: it disagrees
+    await reconcileNow(name); // the next listing shows them all: it disagrees
 
     expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
     const view = (await status(name)).reconcile;
     expect(view?.held).toBeNull();
     expect(view?.last_listing).toMatchObject({ ids: 3, deletes: 0, outcome: 'delivered' });
     expect(view?.pending).toBe(0);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('never takes a second empty listing as agreeing: what an empty listing found waits for a confirm', async () => {
+    for (const id of ['a', 'b']) saas.put(id, Date.now() - 5 * MINUTE);
+    const name = await withListing('reconcile-empty-twice', { max_deletes: '100%' });
+    await objectOf(name).runNow();
+    for (const _ of [1, 2]) {
+      saas.respondOnce('/v1/all', () => Response.json({ sessions: [], next_cursor: null }));
+    }
+
+    await reconcileNow(name);
+    await reconcileNow(name);
+
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
+    expect((await status(name)).reconcile?.held?.reason).toContain('the listing was empty');
+    await api('POST', `/pollers/${name}/reconcile/confirm`);
+    await newPoller(name, name).settle();
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([
+      ['a', 'delete'],
+      ['b', 'delete'],
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('upserts a record restored with its old updated_at once, not at every listing after', async () => {
+    saas.put('phoenix', Date.now() - 5 * MINUTE, { title: 'first life' });
+    saas.put('other', Date.now() - 5 * MINUTE);
+    const name = await withListing('reconcile-restore', {
+      updated_at: 'updated_at',
+      max_deletes: '100%',
+    });
+    await objectOf(name).runNow();
+    saas.remove('phoenix');
+    await reconcileNow(name); // its delete is delivered, stamped with the listing's start
+    saas.put('phoenix', Date.now() - 5 * MINUTE, { title: 'restored' }); // from a backup
+
+    await reconcileNow(name);
+    await reconcileNow(name);
+
+    expect(seen().filter(([id]) => id === 'phoenix')).toEqual([
+      ['phoenix', 'upsert'],
+      ['phoenix', 'delete'],
+      ['phoenix', 'upsert'],
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('starts a listing over after its page failed five times in a row (a cursor the upstream let expire)', async () => {
+    for (const id of ['a', 'b', 'c']) saas.put(id, Date.now() - 5 * MINUTE);
+    saas.perPage = 2;
+    const name = await withListing('reconcile-restart');
+    const poller = newPoller(name, name);
+    await objectOf(name).runNow();
+    // Its first listing's first page hands out a cursor that fails from then on.
+    saas.respondOnce('/v1/all', () =>
+      Response.json({
+        sessions: [{ id: 'a', updated_at: new Date().toISOString() }],
+        next_cursor: 'expiring',
+      }),
+    );
+    for (let i = 0; i < 8; i += 1) {
+      saas.respondOnce('/v1/all', (url) =>
+        url.searchParams.get('cursor') === 'expiring'
+          ? new Response('cursor expired', { status: 410 })
+          : saas.answer(url),
+      );
+    }
+    await reconcileNow(name); // page 1, then the cursor fails
+    for (let i = 0; i < 5; i += 1) {
+      await poller.sql(`UPDATE reconcile_state SET state = json_set(state, '$.retryAt', 0)`);
+      await objectOf(name).runNow();
+    }
+    const cursors = saas.asked('/v1/all').map((url) => url.searchParams.get('cursor'));
+    // Failures 1–5 on the expired cursor, then a fresh listing from its first page.
+    expect(cursors.slice(0, 6)).toEqual([
+      null,
+      'expiring',
+      'expiring',
+      'expiring',
+      'expiring',
+      'expiring',
+    ]);
+    expect(cursors.slice(6)).toEqual([null, '2']);
+    expect((await status(name)).reconcile?.last_listing).toMatchObject({ ids: 3, deletes: 0 });
     await api('DELETE', `/pollers/${name}`);
   });
 
