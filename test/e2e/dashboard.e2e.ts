@@ -9,7 +9,8 @@
  * Screenshots (test-results/, git-ignored): dashboard.png (the overview), dashboard-poller.png,
  * dashboard-discard.png (the reason dialog), dashboard-390.png and dashboard-poller-390.png
  * (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
- * filtered by label and state) and dashboard-fleet-390.png.
+ * filtered by label and state), dashboard-fleet-390.png, and dashboard-reconcile-390.png (held
+ * deletes at 390 px) and dashboard-reconcile.png (after Confirm deletes).
  *
  *   npm run test:e2e     (needs /usr/bin/chromium: apt-get install chromium)
  */
@@ -35,6 +36,8 @@ const LETTERS = 'e2e_letters';
 const FLEET = Array.from({ length: 60 }, (_, i) => `e2e-fleet-${String(i).padStart(2, '0')}`);
 const tierOf = (i: number) => (i % 3 === 0 ? 'gold' : 'free');
 const PAUSED = 'e2e-fleet-06';
+/** A runtime poller with reconcile, whose listing finds every record gone. */
+const RECONCILED = 'e2e-reconcile';
 
 function fail(message: string): never {
   console.error(`e2e: ${message}`);
@@ -67,6 +70,10 @@ const fake: Server = createServer((request, response) => {
     const items = records.filter((record) => Date.parse(record.updated_at) >= since);
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ items }));
+  } else if (url.pathname === '/all') {
+    // The full listing of e2e-reconcile (reconcile.url): empty, so its deletes are held.
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ items: [] }));
   } else if (url.pathname === '/hook') {
     request.on('end', () => {
       response.writeHead(receiverFails ? 500 : 204);
@@ -462,6 +469,9 @@ try {
     await page.locator('dl.facts dd', { hasText: 'runtime: created with PUT' }).waitFor();
     step(`a runtime poller's page shows its config as written, \${WEBHOOK_SECRET} and all`);
 
+    // --- Reconciliation: held deletes, Reconcile now and Confirm deletes -------------------
+    await reconciliation(page);
+
     if (violations.length > 0)
       throw new Error(`the page broke its Content-Security-Policy:\n  ${violations.join('\n  ')}`);
     step('no Content-Security-Policy violation');
@@ -501,6 +511,67 @@ async function createFleet(): Promise<void> {
   const paused = await admin('POST', `/pollers/${PAUSED}/pause`, { reason: 'e2e' });
   if (!paused.ok) throw new Error(`could not pause ${PAUSED}: ${paused.status}`);
   step(`created ${FLEET.length} runtime pollers over the API, ${PAUSED} paused`);
+}
+
+/**
+ * A runtime poller with reconcile whose listing (/all) is empty: after a run delivers the
+ * three records, "Reconcile now" finds all three gone and holds the deletes; the poller page
+ * says so with "Confirm deletes", which asks first, then delivers them.
+ */
+async function reconciliation(page: Page): Promise<void> {
+  const name = RECONCILED;
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${BASE}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const created = await admin('PUT', `/pollers/${name}`, {
+    // No tick of its own meanwhile: a second listing would agree and deliver the held deletes.
+    cron: '0 0 1 1 *',
+    start_from: new Date(started - 30 * 60_000).toISOString(),
+    source: { url: `${fakeBase}/items`, from_param: 'since', items: 'items' },
+    deliver: { type: 'webhook', url: `${fakeBase}/hook`, secret: '${WEBHOOK_SECRET}' },
+    reconcile: { every: '1h', url: `${fakeBase}/all` },
+  });
+  if (created.status !== 201)
+    throw new Error(`PUT /pollers/${name} answered ${created.status}: ${await created.text()}`);
+  const ran = await admin('POST', `/pollers/${name}/run`);
+  if (!ran.ok) throw new Error(`POST /pollers/${name}/run answered ${ran.status}`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+
+  await page.goto(`${BASE}/dashboard/pollers/${name}`);
+  const section = page.locator('div.reconcile');
+  await section.waitFor({ timeout: 15_000 });
+  await section.locator('button[data-action="reconcile"]').click();
+  step(
+    `"Reconcile now": ${await noticeMatches(page, new RegExp(`^Listing of ${name} requested`))}`,
+  );
+  const held = page.locator('div.held');
+  await held.waitFor({ timeout: 15_000 });
+  step(`held deletes: "${((await held.locator('p').textContent()) ?? '').replace(/\s+/g, ' ')}"`);
+  const pointers = await page.locator('ul.why a[href="#reconcile"]').count();
+  if (pointers !== 1) throw new Error(`the why list points to the section ${pointers} times`);
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await noHorizontalOverflow(page, 'the poller page with held deletes');
+  await shot(page, 'dashboard-reconcile-390.png');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await held.locator('button[data-action="reconcile-confirm"]').click();
+  const dialog = page.locator('dialog#confirm');
+  await dialog.waitFor({ state: 'visible', timeout: 5_000 });
+  const asked = (await page.locator('#confirm-text').textContent()) ?? '';
+  if (!asked.startsWith(`Deliver the 3 held deletes of ${name}?`))
+    throw new Error(`Confirm deletes asks: ${asked}`);
+  await page.click('#confirm-ok');
+  step(
+    `"Confirm deletes": ${await noticeMatches(page, new RegExp(`^Confirmed 3 held deletes of ${name}`))}`,
+  );
+  await held.waitFor({ state: 'detached', timeout: 15_000 });
+  await section.locator('dd', { hasText: 'its changes delivered' }).waitFor({ timeout: 15_000 });
+  step('after the confirm the held deletes are gone and the last listing delivered');
+  await shot(page, 'dashboard-reconcile.png');
 }
 
 async function waitFor(

@@ -17,6 +17,7 @@ import { labelList } from './fleet-rows.ts';
 import { plural, relative, seconds, when } from './format.ts';
 import { freshnessRows } from './freshness.ts';
 import { pollerActions } from './panel.ts';
+import { reconcileSection, reconcileWhyLine } from './reconcile.ts';
 import { runTable } from './run-table.ts';
 
 /** Everything the page of one poller shows. */
@@ -76,8 +77,8 @@ function facts(page: PollerPage, now: number) {
 
 /**
  * The page of one poller: its state and why, checkpoint, lease, next wake-up, rate limit and
- * skew, a chart and the run history, its dead letters (for an admin), its config as written
- * and its audit log.
+ * skew, its reconciliation (with reconcile), a chart and the run history, its dead letters
+ * (for an admin), its config as written and its audit log.
  */
 export function pollerPanel(page: PollerPage, now: Date) {
   const { status, runs } = page;
@@ -88,11 +89,12 @@ export function pollerPanel(page: PollerPage, now: Date) {
     <ul class="why">
       ${why.map(
         (line, index) =>
-          html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${line}</li>`,
+          html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${reconcileWhyLine(status, line) ?? line}</li>`,
       )}
     </ul>
     <p class="actions">${pollerActions(status)}</p>
     ${facts(page, at)}
+    ${reconcileSection(status, at)}
     <h3>Lag and records per run</h3>
     <figure>${runChart(runs, page.facts.alertAfterMs)}</figure>
     <h3>Run history</h3>
