@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPoller } from '../../src/config/load.ts';
 import { MemoryFreshness } from '../../src/engine/memory-freshness.ts';
@@ -44,12 +45,18 @@ const update = (id: string, at: number): Update => {
 };
 
 /** A clock, a stream of changes, a listing that costs `pageMs` a page, and a receiver. */
-function world(options: { listed: string[]; perPage: number; pageMs: number }) {
+function world(options: {
+  listed: string[];
+  perPage: number;
+  pageMs: number;
+  config?: Record<string, unknown>;
+}) {
   const clock = { now: START };
   const changes: Update[] = [];
   const listingPages: (string | null)[] = [];
   const delivered: DeliveryItem[] = [];
   const hooks: { onPage?: () => void } = {};
+  const listingState = { listed: options.listed };
   const stream: Source = {
     async fetchPage(window) {
       const updates = changes.filter((u) => u.versionMs >= window.from);
@@ -62,8 +69,8 @@ function world(options: { listed: string[]; perPage: number; pageMs: number }) {
       clock.now += options.pageMs;
       hooks.onPage?.();
       const offset = Number(cursor ?? 0);
-      const ids = options.listed.slice(offset, offset + options.perPage);
-      const more = offset + options.perPage < options.listed.length;
+      const ids = listingState.listed.slice(offset, offset + options.perPage);
+      const more = offset + options.perPage < listingState.listed.length;
       return {
         ok: true,
         updates: ids.map((id) => update(id, START - 2 * MINUTE)),
@@ -74,7 +81,7 @@ function world(options: { listed: string[]; perPage: number; pageMs: number }) {
   };
   const store = new MemoryStore();
   const freshness = new MemoryFreshness();
-  const config = configOf();
+  const config = configOf(options.config);
   const ctx: RunContext = {
     poller: 'reconciled',
     config,
@@ -92,7 +99,18 @@ function world(options: { listed: string[]; perPage: number; pageMs: number }) {
     reconcile: new ListingReconciler(listing, null),
   };
   const engine = new PollerEngine(ctx, { set: async () => {} });
-  return { clock, changes, listingPages, delivered, store, freshness, engine, ctx, hooks };
+  return {
+    clock,
+    changes,
+    listingPages,
+    delivered,
+    store,
+    freshness,
+    engine,
+    ctx,
+    hooks,
+    world: listingState,
+  };
 }
 
 describe('a reconciliation gives the lease back to the incremental polls', () => {
@@ -138,6 +156,64 @@ describe('a reconciliation gives the lease back to the incremental polls', () =>
     expect(reply).toMatchObject({ outcome: 'ran', run: { outcome: 'continued' } });
     expect(w.store.state.wakeup).toMatchObject({ reason: 'continuation' });
     expect(w.store.reconciliation.state().listing).not.toBeNull();
+  });
+});
+
+describe('only a complete listing deletes (R16), as a property', () => {
+  it('deletes only ids a listing lacked, never more than max_deletes unless two non-empty listings agree', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.array(fc.boolean(), { minLength: 20, maxLength: 20 }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (count, listings) => {
+          const ids = Array.from({ length: count }, (_, i) => `id${i}`);
+          const w = world({
+            listed: [],
+            perPage: 7,
+            pageMs: 10,
+            config: {
+              reconcile: { every: '1h', url: 'https://api.test/all', max_deletes: '30%' },
+            },
+          });
+          w.store.state.nextTickAt = START + 24 * 60 * MINUTE;
+          for (const id of ids) w.changes.push(update(id, START - 30_000));
+          await w.engine.runNow(); // every id delivered once
+          w.clock.now += MINUTE;
+          const deleted = new Set<string>();
+          let heldAbsent: string | null = null;
+          for (const shown of listings) {
+            const listed = ids.filter((_, i) => shown[i]);
+            w.world.listed = listed;
+            const live = ids.filter((id) => !deleted.has(id));
+            const absent = live.filter((id) => !listed.includes(id));
+            const limit = Math.floor((live.length * 30) / 100);
+            const before = w.delivered.length;
+            w.store.reconciliation.request(w.clock.now);
+            await w.engine.runNow();
+            w.clock.now += MINUTE;
+            const sent = w.delivered.slice(before);
+            const deletes = sent
+              .filter((item) => item.op === 'delete')
+              .map((item) => item.update.id);
+            // An id listed again after its delete comes back (an upsert): live once more.
+            for (const item of sent) if (item.op === 'upsert') deleted.delete(item.update.id);
+            const agreed = heldAbsent === absent.join() && listed.length > 0;
+            for (const id of deletes) {
+              expect(absent).toContain(id); // lacked by this listing, and not deleted before
+              deleted.add(id);
+            }
+            if (!agreed)
+              expect(deletes.length).toBeLessThanOrEqual(listed.length === 0 ? 0 : limit);
+            const held = w.store.reconciliation.state().held !== null;
+            heldAbsent = held ? absent.join() : null;
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
 
@@ -199,7 +275,8 @@ describe('the endpoints beside the main stream take what they leave out from it'
       {},
     );
     expect(entry.ok).toBe(false);
-    if (!entry.ok) expect(entry.errors.join(' ')).toContain('source.deletions.sorted: cannot be "asc"');
+    if (!entry.ok)
+      expect(entry.errors.join(' ')).toContain('source.deletions.sorted: cannot be "asc"');
   });
 });
 
