@@ -31,14 +31,23 @@ export const LISTED_KEY_PART = ':listed:';
 
 /** The pass whose key this is: the main stream's (undefined), the deletions' or the listing's. */
 export function streamOfKey(key: string): RunContext['stream'] {
-  if (key.endsWith(DELETE_KEY_SUFFIX)) return 'deletions';
+  if (DELETE_KEY_END.test(key)) return 'deletions';
   return key.includes(LISTED_KEY_PART) ? 'listing' : undefined;
 }
+
+/** `:deleted`, or `:deleted:<ms>` for a reconciliation's (see deliveryKey). */
+const DELETE_KEY_END = /:deleted(:\d+)?$/;
 
 /** The key of an update delivered under `ctx` (R13). */
 export function deliveryKey(ctx: RunContext, update: Update): string {
   const key = idempotencyKey(ctx.poller, update.id, update.version);
-  if (ctx.stream === 'deletions') return key + DELETE_KEY_SUFFIX;
+  // A reconciliation's delete also names the listing that found it: versioned by the id's
+  // last delivered version, a second delete of the same version (a record deleted by
+  // mistake, listed again, then deleted for real) must not look like a repeat of the first.
+  if (ctx.stream === 'deletions') {
+    const found = update.foundAt === undefined ? '' : `:${update.foundAt}`;
+    return key + DELETE_KEY_SUFFIX + found;
+  }
   if (ctx.stream === 'listing') {
     return key + LISTED_KEY_PART + hash53(JSON.stringify(update.record) ?? 'undefined');
   }

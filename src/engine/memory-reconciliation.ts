@@ -1,3 +1,4 @@
+import { isoTime } from './iso-time.ts';
 import type { MemoryStore } from './memory-store.ts';
 import type {
   DeliveryOp,
@@ -81,23 +82,26 @@ export class MemoryReconciliation implements ReconcileStore {
 
   completeListing(
     epoch: number,
-    found: { before: number; version: string; versionMs: number; hold: boolean; release: boolean },
+    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
     state: ReconcileState,
   ): boolean {
     return this.fenced(epoch, () => {
-      if (found.release) {
-        for (const change of this.changes.values()) change.held = false;
-      } else {
-        for (const [key, change] of this.changes) if (change.held) this.changes.delete(key);
-        for (const id of this.gone(found.before)) {
-          const { version, versionMs, hold } = found;
-          this.put({ id, op: 'delete', version, versionMs, record: null, held: hold });
-        }
+      const gone = new Set(this.gone(found.before));
+      for (const [key, change] of this.changes) {
+        if (!change.held) continue;
+        if (found.agree && change.op === 'delete' && gone.has(change.id)) change.held = false;
+        else this.changes.delete(key);
+      }
+      for (const id of gone) {
+        if (this.changes.has(`delete ${id}`)) continue;
+        const versionMs = this.store.ids.get(id)?.versionMs ?? 0;
+        const { hold, foundAt } = found;
+        this.put({ id, op: 'delete', version: '', versionMs, record: null, held: hold, foundAt });
       }
       let upserts = 0;
       for (const listed of this.listed.values()) {
         if (listed.record === null) continue;
-        this.put({ ...listed, op: 'upsert', held: false });
+        this.put({ ...listed, op: 'upsert', held: false, foundAt: found.foundAt });
         upserts += 1;
       }
       this.listed.clear();
@@ -120,7 +124,12 @@ export class MemoryReconciliation implements ReconcileStore {
       .filter((change) => !change.held)
       .sort((a, b) => (a.op === b.op ? a.id.localeCompare(b.id) : a.op === 'upsert' ? -1 : 1))
       .slice(0, limit)
-      .map(({ held: _, ...change }) => structuredClone(change));
+      .map(({ held: _, ...change }) =>
+        structuredClone({
+          ...change,
+          version: change.op === 'delete' ? isoTime(change.versionMs) : change.version,
+        }),
+      );
   }
 
   settle(epoch: number, done: readonly { id: string; op: DeliveryOp }[]): boolean {

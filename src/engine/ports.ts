@@ -20,6 +20,8 @@ export interface Update {
   /** `version` as epoch milliseconds, for windows and ledger pruning. */
   versionMs: number;
   record: unknown;
+  /** A reconciliation's delete: when the listing that found it began (part of its key). */
+  foundAt?: number;
 }
 
 /**
@@ -476,13 +478,19 @@ export interface ListedId {
   record: unknown;
 }
 
-/** A delete or an upsert a completed listing found, waiting to be delivered. */
+/**
+ * A delete or an upsert a completed listing found, waiting to be delivered. A delete's
+ * version is its id's last delivered one (as an ISO time): a receiver that keeps the newest
+ * version takes it, and takes the record back if a later listing shows it again.
+ */
 export interface PendingChange {
   id: string;
   op: DeliveryOp;
   version: string;
   versionMs: number;
   record: unknown;
+  /** When the listing that found it began (our clock). */
+  foundAt: number;
 }
 
 /**
@@ -514,12 +522,13 @@ export interface ReconcileStore {
   /** Ids known and not deleted. */
   knownIds(): number;
   /**
-   * A listing completed: its deletes (as `version` at `versionMs`; held with `hold`) and its
-   * upserts become pending, the held ones before it replaced, or released when `release`.
+   * A listing completed (it began at `foundAt`): with `agree`, the held deletes it finds
+   * again are released, and the other held ones dropped; its other deletes (held with
+   * `hold`) and its upserts become pending.
    */
   completeListing(
     epoch: number,
-    found: { before: number; version: string; versionMs: number; hold: boolean; release: boolean },
+    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
     state: ReconcileState,
   ): boolean;
   /** Releases the held deletes (a confirm), with the state that says so. */

@@ -2,7 +2,6 @@ import { retryAt } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
 import { deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
 import { deliveryKey, ownFailures } from './idempotency.ts';
-import { isoTime } from './iso-time.ts';
 import {
   type DeliveryOp,
   type ListedId,
@@ -183,9 +182,13 @@ class Turn {
     return Promise.all(
       updates.map(async (update) => {
         const last = known.get(update.id);
-        let upsert =
-          last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
-        if (!upsert && byContent && last?.hash) {
+        // A tombstone the listing shows is a change only for an id delivered as live: it goes
+        // out as the delete it is (deliveryOp), once.
+        const tombstone = ctx.isDeleted?.(update.record) ?? false;
+        let upsert = tombstone
+          ? last !== undefined && !last.deleted
+          : last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
+        if (!upsert && !tombstone && byContent && last?.hash) {
           upsert = (await contentHash(update.record, ignore)) !== last.hash;
         }
         return {
@@ -212,28 +215,27 @@ class Turn {
       config.max_deletes.percent !== undefined
         ? Math.floor((known * config.max_deletes.percent) / 100)
         : config.max_deletes.count;
-    const held = store.heldCount();
-    // A second complete listing that finds the very deletes held agrees with the first; an
-    // empty one never does (an upstream that lists nothing twice is broken twice): only a
-    // confirm delivers what an empty listing found.
-    const agrees =
-      state.held !== null && held > 0 && deletes === held && alsoHeld === held && listing.ids > 0;
+    // Held deletes this listing finds again were found by two complete listings: they go
+    // out. Never on an empty listing's word (an upstream that lists nothing twice is broken
+    // twice): what only empty listings found waits for a confirm.
+    const agreed = listing.ids > 0 ? alsoHeld : 0;
+    const fresh = deletes - agreed;
     const reason =
       listing.ids === 0
-        ? `the listing was empty: ${deletes} deletes of ${known} known ids`
+        ? `the listing was empty: ${fresh} deletes of ${known} known ids`
         : listing.unreadable > 0
           ? `the listing had ${listing.unreadable} record(s) without a readable id`
-          : `${deletes} deletes of ${known} known ids exceed max_deletes (${limit})`;
-    const suspect = deletes > limit || listing.unreadable > 0 || listing.ids === 0;
-    const hold = deletes > 0 && !agrees && suspect;
-    const outcome = hold ? 'held' : agrees ? 'agreed' : 'delivered';
+          : `${fresh} deletes of ${known} known ids exceed max_deletes (${limit})`;
+    const suspect = fresh > limit || listing.unreadable > 0 || listing.ids === 0;
+    const hold = fresh > 0 && suspect;
+    const outcome = hold ? 'held' : agreed > 0 ? 'agreed' : 'delivered';
     const next: ReconcileState = {
       ...state,
       listing: null,
       // Held or not, the next listing comes at its time (or when an admin asks for one): it
-      // agrees with what is held, or replaces it.
+      // releases what it finds again of what is held, and drops the rest.
       dueAt: listing.startedAt + config.every,
-      held: hold ? { deletes, known, since: now, reason } : null,
+      held: hold ? { deletes: fresh, known, since: now, reason } : null,
       last: {
         startedAt: listing.startedAt,
         finishedAt: now,
@@ -246,13 +248,7 @@ class Turn {
       failures: 0,
       retryAt: null,
     };
-    const found = {
-      before,
-      version: isoTime(listing.startedAt),
-      versionMs: listing.startedAt,
-      hold,
-      release: agrees,
-    };
+    const found = { before, foundAt: listing.startedAt, hold, agree: listing.ids > 0 };
     if (!store.completeListing(this.epoch, found, next)) return { kind: 'fenced' };
     this.state = store.state();
     ctx.log?.({
@@ -322,8 +318,10 @@ class Turn {
    */
   private async overtaken(change: PendingChange, last: RememberedId | undefined): Promise<boolean> {
     if (change.op === 'delete') {
-      return last !== undefined && (last.deleted || last.seenAt >= change.versionMs);
+      return last !== undefined && (last.deleted || last.seenAt >= change.foundAt);
     }
+    // A tombstone the listing shows, of an id delivered as deleted since (or never known).
+    if (this.ctx.isDeleted?.(change.record)) return last === undefined || last.deleted;
     if (last === undefined || last.deleted) return false;
     const versioned = change.version !== '';
     if (this.ctx.config.reconcile?.compare === 'content' && last.hash !== null) {
@@ -431,10 +429,11 @@ class Turn {
 }
 
 function updateOf(change: PendingChange): Update {
-  return {
+  const update = {
     id: change.id,
     version: change.version,
     versionMs: change.versionMs,
     record: change.record,
   };
+  return change.op === 'delete' ? { ...update, foundAt: change.foundAt } : update;
 }

@@ -300,6 +300,9 @@ export const MIGRATIONS: readonly string[] = [
      held INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (id, op)
    ) WITHOUT ROWID;`,
+  // 16: when the listing that found a change began, apart from the change's version (a
+  // delete is versioned by its id's last delivered version).
+  `ALTER TABLE reconcile_pending ADD COLUMN found_at INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -55,7 +55,9 @@ describe('reconciliation (reconcile)', () => {
       ['b', 'delete'],
     ]);
     const deleted = receiver.deliveries.at(-1);
-    expect(deleted?.key).toMatch(/:b:.*:deleted$/);
+    expect(deleted?.key).toMatch(/:b:.*:deleted:\d+$/);
+    // Versioned by the version last delivered of it: a receiver keeping the newest takes it.
+    expect(deleted?.version).toBe(receiver.deliveries[1]?.version);
     expect(JSON.parse(deleted?.body ?? '{}')).toMatchObject({ op: 'delete', record: null });
     const view = (await status(name)).reconcile;
     expect(view?.last_listing).toMatchObject({
@@ -197,6 +199,51 @@ describe('reconciliation (reconcile)', () => {
       ['b', 'delete'],
     ]);
     expect((await status(name)).reconcile?.last_listing?.outcome).toBe('agreed');
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('releases the held deletes a later listing finds again, and drops those it does not', async () => {
+    for (const id of ['a', 'b', 'c', 'd']) saas.put(id, Date.now() - 5 * MINUTE);
+    const name = await withListing('reconcile-partial-agree', { max_deletes: 1 });
+    await objectOf(name).runNow();
+    saas.remove('a');
+    saas.remove('b');
+    saas.remove('c');
+    await reconcileNow(name); // 3 > 1: held
+    saas.put('c', Date.now()); // back before the next listing
+
+    await reconcileNow(name); // finds a and b again: they go; c is listed: dropped
+
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([
+      ['a', 'delete'],
+      ['b', 'delete'],
+    ]);
+    const view = (await status(name)).reconcile;
+    expect(view?.held).toBeNull();
+    expect(view?.last_listing?.outcome).toBe('agreed');
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('sends a tombstone the listing shows once, as a delete, and not again at later listings', async () => {
+    saas.put('soft', Date.now() - 5 * MINUTE);
+    const name = await withListing(
+      'reconcile-tombstone',
+      {},
+      {
+        source: { deleted: { path: 'status', equals: 'deleted' } },
+      },
+    );
+    await objectOf(name).runNow();
+    // Soft-deleted with its old updated_at: the stream cannot show it; the listing does.
+    saas.put('soft', Date.now() - 5 * MINUTE, { status: 'deleted' });
+
+    await reconcileNow(name);
+    await reconcileNow(name);
+
+    expect(seen()).toEqual([
+      ['soft', 'upsert'],
+      ['soft', 'delete'],
+    ]);
     await api('DELETE', `/pollers/${name}`);
   });
 

@@ -9,8 +9,12 @@ import type { StoreHost } from './host.ts';
  * reconciliation's upserts), as SQL: the main stream's commit leaves their failures to the
  * pass that retries them. Bound by SIDE_KEY_PATTERNS.
  */
-export const NOT_SIDE_KEY = 'key NOT LIKE ? AND key NOT LIKE ?';
-export const SIDE_KEY_PATTERNS = [`%${DELETE_KEY_SUFFIX}`, `%${LISTED_KEY_PART}%`];
+export const NOT_SIDE_KEY = 'key NOT LIKE ? AND key NOT LIKE ? AND key NOT LIKE ?';
+export const SIDE_KEY_PATTERNS = [
+  `%${DELETE_KEY_SUFFIX}`,
+  `%${DELETE_KEY_SUFFIX}:%`,
+  `%${LISTED_KEY_PART}%`,
+];
 
 type FailureRow = {
   key: string;

@@ -1,4 +1,6 @@
 // Owns the reconcile_state, reconcile_listing and reconcile_pending tables (reconcile).
+
+import { isoTime } from '../../engine/iso-time.ts';
 import type {
   DeliveryOp,
   ListedId,
@@ -110,32 +112,35 @@ export class Reconciliation implements ReconcileStore {
 
   completeListing(
     epoch: number,
-    found: { before: number; version: string; versionMs: number; hold: boolean; release: boolean },
+    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
     state: ReconcileState,
   ): boolean {
     return this.fenced(epoch, () => {
-      if (found.release) {
-        this.host.write('UPDATE reconcile_pending SET held = 0 WHERE held = 1');
-      } else {
-        // Held deletes a later listing does not agree with are superseded by what it found.
-        this.host.write('DELETE FROM reconcile_pending WHERE held = 1');
+      if (found.agree) {
         this.host.write(
-          `INSERT INTO reconcile_pending (id, op, version, version_ms, record, held)
-           SELECT m.id, 'delete', ?, ?, NULL, ? FROM id_memory m WHERE ${GONE}
-           ON CONFLICT (id, op) DO UPDATE SET version = excluded.version,
-             version_ms = excluded.version_ms, held = excluded.held`,
-          found.version,
-          found.versionMs,
-          found.hold ? 1 : 0,
+          `UPDATE reconcile_pending SET held = 0
+           WHERE held = 1 AND id IN (SELECT m.id FROM id_memory m WHERE ${GONE})`,
           found.before,
         );
       }
+      // Held deletes this listing does not find again are dropped: it did not agree.
+      this.host.write('DELETE FROM reconcile_pending WHERE held = 1');
+      // A delete's version is its id's last delivered one; its text is made on the way out.
+      this.host.write(
+        `INSERT INTO reconcile_pending (id, op, version, version_ms, record, held, found_at)
+         SELECT m.id, 'delete', '', m.version_ms, NULL, ?, ? FROM id_memory m WHERE ${GONE}
+         ON CONFLICT (id, op) DO NOTHING`,
+        found.hold ? 1 : 0,
+        found.foundAt,
+        found.before,
+      );
       const upserts = this.host.write(
-        `INSERT INTO reconcile_pending (id, op, version, version_ms, record, held)
-         SELECT id, 'upsert', version, version_ms, record, 0 FROM reconcile_listing
+        `INSERT INTO reconcile_pending (id, op, version, version_ms, record, held, found_at)
+         SELECT id, 'upsert', version, version_ms, record, 0, ? FROM reconcile_listing
          WHERE record IS NOT NULL
          ON CONFLICT (id, op) DO UPDATE SET version = excluded.version,
-           version_ms = excluded.version_ms, record = excluded.record`,
+           version_ms = excluded.version_ms, record = excluded.record, found_at = excluded.found_at`,
+        found.foundAt,
       );
       this.host.write('DELETE FROM reconcile_listing');
       const last = state.last === null ? null : { ...state.last, upserts };
@@ -152,8 +157,15 @@ export class Reconciliation implements ReconcileStore {
 
   pending(limit: number): PendingChange[] {
     return this.host.sql
-      .exec<{ id: string; op: string; version: string; version_ms: number; record: string | null }>(
-        `SELECT id, op, version, version_ms, record FROM reconcile_pending WHERE held = 0
+      .exec<{
+        id: string;
+        op: string;
+        version: string;
+        version_ms: number;
+        record: string | null;
+        found_at: number;
+      }>(
+        `SELECT id, op, version, version_ms, record, found_at FROM reconcile_pending WHERE held = 0
          ORDER BY op DESC, id LIMIT ?`,
         limit,
       )
@@ -161,9 +173,10 @@ export class Reconciliation implements ReconcileStore {
       .map((row) => ({
         id: row.id,
         op: opOf(row.op),
-        version: row.version,
+        version: row.op === 'delete' ? isoTime(row.version_ms) : row.version,
         versionMs: row.version_ms,
         record: row.record === null ? null : JSON.parse(row.record),
+        foundAt: row.found_at,
       }));
   }
 
