@@ -57,7 +57,7 @@ describe('deliver.changes_only', () => {
     await run();
     expect(receiver.ids()).toEqual(['c', 'c']);
     const rows = await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
-      state.storage.sql.exec('SELECT id FROM content_memory').toArray(),
+      state.storage.sql.exec('SELECT id FROM id_memory').toArray(),
     );
     expect(rows).toEqual([]);
     await api('DELETE', `/pollers/${name}`);
