@@ -449,7 +449,14 @@ export interface ReconcileState {
     unreadable: number;
   } | null;
   /** Deletes found but held: more than max_deletes, awaiting a confirm or a listing that agrees. */
-  held: { deletes: number; known: number; since: number; reason: string } | null;
+  held: {
+    deletes: number;
+    known: number;
+    since: number;
+    reason: string;
+    /** Found by an empty listing: no later listing agrees with it, only a confirm. */
+    empty?: boolean;
+  } | null;
   /** The last listing that completed. */
   last: ListingSummary | null;
   /** The last error of a listing page or of a delivery, and the backoff after it. */

@@ -216,9 +216,10 @@ class Turn {
         ? Math.floor((known * config.max_deletes.percent) / 100)
         : config.max_deletes.count;
     // Held deletes this listing finds again were found by two complete listings: they go
-    // out. Never on an empty listing's word (an upstream that lists nothing twice is broken
-    // twice): what only empty listings found waits for a confirm.
-    const agreed = listing.ids > 0 ? alsoHeld : 0;
+    // out. Never on an empty listing's word, this one's or the held one's (an empty listing
+    // would agree with any other that is cut short): what it found waits for a confirm.
+    const agree = listing.ids > 0 && state.held !== null && !state.held.empty;
+    const agreed = agree ? alsoHeld : 0;
     const fresh = deletes - agreed;
     const reason =
       listing.ids === 0
@@ -235,7 +236,7 @@ class Turn {
       // Held or not, the next listing comes at its time (or when an admin asks for one): it
       // releases what it finds again of what is held, and drops the rest.
       dueAt: listing.startedAt + config.every,
-      held: hold ? { deletes: fresh, known, since: now, reason } : null,
+      held: hold ? { deletes: fresh, known, since: now, reason, empty: listing.ids === 0 } : null,
       last: {
         startedAt: listing.startedAt,
         finishedAt: now,
@@ -248,7 +249,7 @@ class Turn {
       failures: 0,
       retryAt: null,
     };
-    const found = { before, foundAt: listing.startedAt, hold, agree: listing.ids > 0 };
+    const found = { before, foundAt: listing.startedAt, hold, agree };
     if (!store.completeListing(this.epoch, found, next)) return { kind: 'fenced' };
     this.state = store.state();
     ctx.log?.({

@@ -265,6 +265,26 @@ describe('reconciliation (reconcile)', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('takes no listing as agreeing with what an empty one held: a cut-short listing after it deletes nothing', async () => {
+    for (const id of ['a', 'b', 'c', 'd']) saas.put(id, Date.now() - 5 * MINUTE);
+    const name = await withListing('reconcile-empty-then-cut');
+    await objectOf(name).runNow();
+    saas.respondOnce('/v1/all', () => Response.json({ sessions: [], next_cursor: null }));
+    saas.respondOnce('/v1/all', () =>
+      Response.json({
+        sessions: [{ id: 'a', updated_at: new Date().toISOString() }],
+        next_cursor: null,
+      }),
+    );
+
+    await reconcileNow(name); // empty: all four held
+    await reconcileNow(name); // cut short: lacks b, c and d, which the empty one "found" too
+
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
+    expect((await status(name)).reconcile?.held?.deletes).toBe(3);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('never takes a second empty listing as agreeing: what an empty listing found waits for a confirm', async () => {
     for (const id of ['a', 'b']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-empty-twice', { max_deletes: '100%' });
