@@ -1,16 +1,23 @@
 /**
  * `npm run sim`: the deterministic fault simulation. Every strategy faces the same seeded
  * worlds and the same fault schedule, in virtual time; tidemark is the real engine (the
- * module the Durable Object runs) over an in-memory store. Writes docs/simulation.md and
- * docs/simulation.svg; exits 1 if tidemark loses an update, printing the seed and the trace.
+ * module the Durable Object runs) over an in-memory store. Writes docs/simulation.md,
+ * docs/simulation.svg and docs/simulation-mirror.svg; exits 1 if tidemark loses an update,
+ * or its mirror deletes a live record or does not converge, printing the seed and the trace.
  *
  *   npm run sim -- --seeds 20 --scenario all
  *   npm run sim -- --scenario transient-failures --transient 0.3 --seeds 50
  *   npm run sim -- --scenario custom --downtime 10:100 --lag 30000 --crash 0.002
+ *   npm run sim -- --scenario mirror --seeds 100
+ *
+ * The mirror scenarios (sim/mirror.ts: deletes, silent changes, reconciliation) have faults
+ * of their own; the fault flags above apply to the loss scenarios only.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { VirtualClock } from './clock.ts';
+import { MIRROR_SCENARIOS } from './mirror.ts';
+import { mirrorSection } from './mirror-section.ts';
 import { downtimeChart, type Row, summarize, table, warningTable } from './report.ts';
 import {
   DOWNTIME_SWEEP,
@@ -104,10 +111,12 @@ const chosen: Scenario[] =
       ? [{ name: 'custom', what: 'faults from the command line', faults: { ...DEFAULT_FAULTS } }]
       : SCENARIOS.filter((scenario) => scenario.name === values.scenario);
 const lagGrowth = values.scenario === 'all' || values.scenario === LAG_GROWTH.name;
-if (chosen.length === 0 && !lagGrowth) {
-  console.error(
-    `no scenario "${values.scenario}"; known: all, custom, ${SCENARIOS.map((s) => s.name).join(', ')}`,
-  );
+const mirrorChosen = MIRROR_SCENARIOS.filter(
+  (scenario) => values.scenario === 'all' || values.scenario === scenario.name,
+);
+if (chosen.length === 0 && !lagGrowth && mirrorChosen.length === 0) {
+  const known = [...SCENARIOS, LAG_GROWTH, ...MIRROR_SCENARIOS].map((s) => s.name).join(', ');
+  console.error(`no scenario "${values.scenario}"; known: all, custom, ${known}`);
   process.exit(2);
 }
 
@@ -181,6 +190,11 @@ What tidemark said, seed ${example?.seed ?? seeds[0]}:
   console.log(lagGrowthSection);
 }
 
+/** Deletes and changes the stream never shows: a receiver's mirror (sim/mirror.ts). */
+const MIRROR_SVG = 'simulation-mirror.svg';
+const mirror =
+  mirrorChosen.length === 0 ? null : await mirrorSection(mirrorChosen, seeds, MIRROR_SVG);
+
 const sweepSeeds = Array.from({ length: Number(values['sweep-seeds']) }, (_, i) => firstSeed + i);
 const sweep: Parameters<typeof downtimeChart>[0] = [];
 for (const strategy of STRATEGIES) {
@@ -228,15 +242,20 @@ ${sweepTable}
 ## Scenarios
 
 ${sections.join('\n')}
-${lagGrowthSection}`;
+${lagGrowthSection}${mirror === null ? '' : `\n${mirror.markdown}`}`;
 if (!values['no-write']) {
   mkdirSync(values.out, { recursive: true });
   writeFormatted(`${values.out}/simulation.md`, markdown);
   writeFileSync(`${values.out}/simulation.svg`, downtimeChart(sweep));
-  console.log(`wrote ${values.out}/simulation.md and ${values.out}/simulation.svg`);
+  if (mirror?.svg) writeFileSync(`${values.out}/${MIRROR_SVG}`, mirror.svg);
+  console.log(`wrote ${values.out}/simulation.md and its charts`);
 }
 if (unwarned.length > 0) {
   console.error(`tidemark lost updates without warning first in ${unwarned.join(', ')}`);
+  process.exit(1);
+}
+if (mirror !== null && mirror.problems.length > 0) {
+  console.error(`the mirror did not hold:\n${mirror.problems.join('\n')}`);
   process.exit(1);
 }
 if (losses.length > 0) {

@@ -1,3 +1,4 @@
+import type { MirrorResult } from './mirror.ts';
 import { percentile, type SimResult } from './simulate.ts';
 import type { StrategyName } from './strategies.ts';
 import { START } from './world.ts';
@@ -164,4 +165,97 @@ export function warningTable(rows: { label: string; results: SimResult[] }[]): s
     );
   }
   return lines.join('\n');
+}
+
+const minutes = (ms: number) => (ms / 60_000).toFixed(1);
+
+/**
+ * A mirror scenario's table: per way of keeping the mirror, summed over seeds, what the mirror
+ * got wrong at the end (after a quiet drain), in how many seeds it converged, how long after
+ * the upstream's last change, the longest any record stayed wrong, and what was delivered.
+ */
+export function mirrorTable(rows: { label: string; results: MirrorResult[] }[]): string {
+  const lines = [
+    '| how the mirror is kept | ghosts | stale | missing | converged | last change → converged, median / max (min) | longest a record stayed wrong (min) | false deletes | listings held | upserts / deletes delivered |',
+    '|---|---:|---:|---:|---|---|---|---:|---:|---|',
+  ];
+  const bold = (value: number) => (value > 0 ? `**${value}**` : '0');
+  for (const { label, results } of rows) {
+    const sum = (pick: (result: MirrorResult) => number) =>
+      results.reduce((total, result) => total + pick(result), 0);
+    const converged = results
+      .map((result) => result.convergedAfterMs)
+      .filter((ms): ms is number => ms !== null)
+      .sort((a, b) => a - b);
+    const after =
+      converged.length === 0
+        ? 'never'
+        : `${minutes(converged[Math.floor((converged.length - 1) / 2)] ?? 0)} / ${minutes(converged.at(-1) ?? 0)}${converged.length < results.length ? ' (where it did)' : ''}`;
+    const open = results.filter((result) => result.wrongSinceAtEnd !== null).length;
+    const longest =
+      open > 0
+        ? `never put right (${open} of ${results.length} seeds)`
+        : minutes(Math.max(...results.map((result) => result.longestWrongMs)));
+    lines.push(
+      `| ${label} | ${bold(sum((r) => r.ghosts))} | ${bold(sum((r) => r.stale))} | ${bold(sum((r) => r.missing))} | ${converged.length} of ${results.length} seeds | ${after} | ${longest} | ${bold(sum((r) => r.falseDeletes))} | ${sum((r) => r.held)} | ${sum((r) => r.upserts)} / ${sum((r) => r.deletes)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * An SVG line chart of one seed: records the mirror has wrong at each cron tick, per way of
+ * keeping it, with the upstream's last change marked.
+ */
+export function mirrorChart(
+  lines: { label: string; color: string; series: { at: number; wrong: number }[] }[],
+  lastChangeMs: number,
+  title: string,
+): string {
+  const width = 720;
+  const height = 360;
+  const left = 60;
+  const right = 20;
+  const top = 30;
+  const bottom = 50 + lines.length * 18;
+  const maxX = Math.max(1, ...lines.flatMap((line) => line.series.map((point) => point.at)));
+  const maxY = Math.max(1, ...lines.flatMap((line) => line.series.map((point) => point.wrong)));
+  const plotBottom = height - bottom;
+  const x = (ms: number) => left + (ms / maxX) * (width - left - right);
+  const y = (value: number) => plotBottom - (value / maxY) * (plotBottom - top);
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${left}" y="18" font-weight="600">${escapeXml(title)}</text>`,
+    `<line x1="${left}" y1="${plotBottom}" x2="${width - right}" y2="${plotBottom}" stroke="#888"/>`,
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${plotBottom}" stroke="#888"/>`,
+    `<text x="${(left + width - right) / 2}" y="${plotBottom + 34}" text-anchor="middle">minutes</text>`,
+    `<text x="14" y="${(top + plotBottom) / 2}" transform="rotate(-90 14 ${(top + plotBottom) / 2})" text-anchor="middle">records wrong</text>`,
+  ];
+  for (let minute = 0; minute <= maxX / 60_000; minute += 30) {
+    parts.push(
+      `<text x="${x(minute * 60_000).toFixed(1)}" y="${plotBottom + 16}" text-anchor="middle">${minute}</text>`,
+    );
+  }
+  for (const fraction of [0, 0.5, 1]) {
+    const value = Math.round(maxY * fraction);
+    parts.push(`<text x="${left - 6}" y="${y(value) + 4}" text-anchor="end">${value}</text>`);
+  }
+  parts.push(
+    `<line x1="${x(lastChangeMs).toFixed(1)}" y1="${top}" x2="${x(lastChangeMs).toFixed(1)}" y2="${plotBottom}" stroke="#888" stroke-dasharray="4 4"/>`,
+    `<text x="${(x(lastChangeMs) + 4).toFixed(1)}" y="${top + 12}">last upstream change</text>`,
+  );
+  lines.forEach((line, index) => {
+    const path = line.series
+      .map((point) => `${x(point.at).toFixed(1)},${y(point.wrong).toFixed(1)}`)
+      .join(' ');
+    parts.push(`<polyline points="${path}" fill="none" stroke="${line.color}" stroke-width="2"/>`);
+    const legendY = plotBottom + 52 + index * 18;
+    parts.push(
+      `<rect x="${left}" y="${legendY - 9}" width="12" height="12" fill="${line.color}"/>`,
+      `<text x="${left + 18}" y="${legendY + 1}">${escapeXml(line.label)}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
 }
