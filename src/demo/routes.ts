@@ -6,27 +6,62 @@ import { audit } from './audit.ts';
 
 const DEMO_POLLER = 'demo_sessions';
 
+const WINDOW_ERROR = 'date_from (and date_to, if given) must be ISO 8601 times';
+
+/** A window from its query parameters, or null when they are not times. */
+function windowOf(
+  fromParam: string | undefined,
+  toParam: string | undefined,
+): { from: number; to: number | null } | null {
+  const from = parseTimestamp(fromParam);
+  const to = toParam === undefined ? null : parseTimestamp(toParam);
+  return from === undefined || to === undefined ? null : { from, to };
+}
+
+/** A page size: 50 unless asked, 1 to 500. */
+function limitOf(param: string | undefined): number {
+  return Math.min(Math.max(Number(param ?? 50) || 50, 1), 500);
+}
+
 function upstream(env: Env) {
   return env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
 }
 
-/** The built-in demo upstream (`/demo/sessions`) and its audit (`/demo/audit`). */
+/**
+ * The built-in demo upstream (`/demo/sessions`, its deletions log `/demo/sessions/deleted`
+ * and its full listing `/demo/sessions/all`) and its audit (`/demo/audit`).
+ */
 export const demoRoutes = new Hono<{ Bindings: Env }>()
   // Behind the read token like every other route: the demo poller sends it as ${STATUS_TOKEN}.
   .use('*', requireToken('read'))
   .get('/sessions', async (c) => {
-    const from = parseTimestamp(c.req.query('date_from'));
-    const toParam = c.req.query('date_to');
-    const to = toParam === undefined ? null : parseTimestamp(toParam);
-    if (from === undefined || to === undefined) {
-      return c.json({ error: 'date_from (and date_to, if given) must be ISO 8601 times' }, 400);
-    }
-    const limit = Math.min(Math.max(Number(c.req.query('limit') ?? 50) || 50, 1), 500);
+    const window = windowOf(c.req.query('date_from'), c.req.query('date_to'));
+    if (window === null) return c.json({ error: WINDOW_ERROR }, 400);
     const page = await upstream(c.env).sessions({
-      from,
-      to,
+      ...window,
       cursor: c.req.query('cursor') ?? null,
-      limit,
+      limit: limitOf(c.req.query('limit')),
+    });
+    if (!page.ok) return c.json({ error: page.error }, page.status as 503);
+    return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });
+  })
+  // The deletions log ("deleted since"): { deleted: [{ id, deleted_at }], next_cursor }.
+  .get('/sessions/deleted', async (c) => {
+    const window = windowOf(c.req.query('date_from'), c.req.query('date_to'));
+    if (window === null) return c.json({ error: WINDOW_ERROR }, 400);
+    const page = await upstream(c.env).deleted({
+      ...window,
+      cursor: c.req.query('cursor') ?? null,
+      limit: limitOf(c.req.query('limit')),
+    });
+    if (!page.ok) return c.json({ error: page.error }, page.status as 503);
+    return c.json({ deleted: page.deleted, next_cursor: page.next_cursor });
+  })
+  // The full listing, by id, for a reconciliation: { sessions: [...], next_cursor }.
+  .get('/sessions/all', async (c) => {
+    const page = await upstream(c.env).all({
+      cursor: c.req.query('cursor') ?? null,
+      limit: limitOf(c.req.query('limit')),
     });
     if (!page.ok) return c.json({ error: page.error }, page.status as 503);
     return c.json({ sessions: page.sessions, next_cursor: page.next_cursor });

@@ -184,8 +184,21 @@ export const TEST_POLLERS = {
       params: { limit: '50' },
       headers: { Authorization: 'Bearer ${STATUS_TOKEN}' },
       next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+      // As in wrangler.toml: the demo upstream's deletions log, and its full listing below.
+      deletions: {
+        url: 'https://demo.tidemark.internal/demo/sessions/deleted',
+        items: 'deleted',
+        params: { limit: '50' },
+      },
     },
     deliver: { type: 'handler', name: 'demo-sessions' },
+    reconcile: {
+      every: '2m',
+      url: 'https://demo.tidemark.internal/demo/sessions/all',
+      updated_at: 'updated_at',
+      params: { limit: '50' },
+      max_deletes: '75%',
+    },
   },
 };
 

@@ -35,6 +35,8 @@ export const READ_ROUTES: Readonly<Record<string, string>> = {
   // Run 1 exists once the poller has run (the auth matrix runs `seed` first).
   'GET /pollers/:name/runs/:id': '/pollers/seed/runs/1',
   'GET /demo/sessions': '/demo/sessions?date_from=2026-01-01T00:00:00Z',
+  'GET /demo/sessions/deleted': '/demo/sessions/deleted?date_from=2026-01-01T00:00:00Z',
+  'GET /demo/sessions/all': '/demo/sessions/all',
   'GET /demo/audit': '/demo/audit?poller=seed',
 };
 
