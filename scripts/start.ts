@@ -76,8 +76,13 @@ async function printAudit(): Promise<void> {
       string,
       unknown
     >;
+    const mirror = audit.mirror as { equal?: boolean } | undefined;
+    const shown =
+      mirror?.equal === undefined ? '' : `  mirror ${mirror.equal ? 'equal' : 'NOT equal'}`;
+    const deletes =
+      audit.deletes_delivered === undefined ? '' : `  deletes ${audit.deletes_delivered}`;
     console.log(
-      `audit demo_sessions  produced ${audit.produced}  delivered ${audit.delivered}  missing_below_checkpoint ${audit.missing_below_checkpoint}`,
+      `audit demo_sessions  produced ${audit.produced}  delivered ${audit.delivered}  missing_below_checkpoint ${audit.missing_below_checkpoint}${deletes}${shown}`,
     );
   } catch (error) {
     console.log(`audit unavailable: ${String(error)}`);
