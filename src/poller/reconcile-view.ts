@@ -12,7 +12,14 @@ export interface ReconcileView {
   /** The listing going on: when it began, the pages and ids so far. */
   listing: { started_at: string; pages: number; ids: number; unreadable: number } | null;
   /** Deletes held: more than max_deletes, awaiting a confirm or a second listing that agrees. */
-  held: { deletes: number; known_ids: number; since: string; reason: string } | null;
+  held: {
+    deletes: number;
+    known_ids: number;
+    since: string;
+    reason: string;
+    /** Found by an empty listing: only a confirm releases them, never a later listing. */
+    confirm_only: boolean;
+  } | null;
   /** Found by a completed listing and not delivered yet (held ones not included). */
   pending: number;
   /** The last listing that completed. */
@@ -58,6 +65,7 @@ export function reconcileView(input: ReconcileInput): ReconcileView {
             known_ids: state.held.known,
             since: isoTime(state.held.since),
             reason: state.held.reason,
+            confirm_only: state.held.empty === true,
           },
     pending: input.pending,
     last_listing:

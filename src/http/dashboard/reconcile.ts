@@ -9,7 +9,7 @@ type LastListing = NonNullable<ReconcileView['last_listing']>;
 const OUTCOMES: Record<LastListing['outcome'], string> = {
   delivered: 'its changes delivered (or on their way)',
   held: 'its deletes held (above)',
-  agreed: 'it found the very deletes held before: delivered',
+  agreed: 'it found deletes held before again: those delivered',
 };
 
 function lastListingText(last: LastListing | null, now: number): string {
@@ -49,8 +49,11 @@ function errorText(error: ReconcileView['error'], now: number) {
 function heldBox(name: string, held: NonNullable<ReconcileView['held']>) {
   return html`<div class="held" data-held="${held.deletes}">
     <p><strong>${plural(held.deletes, 'delete')} held</strong> of ${plural(held.known_ids, 'known id')},
-      since ${when(held.since)}: ${held.reason}. None is delivered until an admin confirms them,
-      or a second listing finds the very same ones.</p>
+      since ${when(held.since)}: ${held.reason}. ${
+        held.confirm_only
+          ? 'None is delivered until an admin confirms them: no listing agrees with an empty one.'
+          : 'None is delivered until an admin confirms them, or a later listing finds them again.'
+      }</p>
     <button type="button" data-action="reconcile-confirm" data-poller="${name}"
       data-count="${held.deletes}">Confirm deletes (${held.deletes})</button>
   </div>`;
