@@ -94,7 +94,8 @@ export function reconcileView(input: ReconcileInput): ReconcileView {
 export function heldAlert(name: string, state: ReconcileState | null | undefined): string | null {
   const held = state?.held;
   if (!held) return null;
-  return `reconcile held ${held.deletes} deletes (${held.reason}): confirm with POST /pollers/${name}/reconcile/confirm, or a second listing that agrees delivers them`;
+  const or = held.empty ? '' : ', or a later listing that finds them again delivers them';
+  return `reconcile held ${held.deletes} deletes (${held.reason}): confirm with POST /pollers/${name}/reconcile/confirm${or}`;
 }
 
 /** The warning of a reconciliation that fails (its listing or its deliveries). */
