@@ -11,6 +11,10 @@ import type { PollerConfig } from './schema.ts';
  */
 export function reachProblems(poller: string, config: PollerConfig, policy: FleetPolicy): string[] {
   const problems = [urlProblem('source.url', config.source.url, policy)];
+  // The token endpoint is sent the client's secret and its refresh token.
+  const auth = config.source.auth;
+  if (auth?.type === 'oauth2')
+    problems.push(urlProblem('source.auth.token_url', auth.token_url, policy));
   const { service } = config.source;
   if (service !== undefined && !policy.bindings.includes(service)) {
     problems.push(`source.service: the binding "${service}" is not in FLEET_POLICY.bindings`);

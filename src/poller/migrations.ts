@@ -303,6 +303,20 @@ export const MIGRATIONS: readonly string[] = [
   // 16: when the listing that found a change began, apart from the change's version (a
   // delete is versioned by its id's last delivered version).
   `ALTER TABLE reconcile_pending ADD COLUMN found_at INTEGER NOT NULL DEFAULT 0;`,
+  // 17: source.auth = oauth2: the tokens (sealed under SECRETS_KEY) and what status shows of
+  // their renewals, never a token.
+  `CREATE TABLE oauth_tokens (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     sealed TEXT,
+     expires_at INTEGER,
+     issued_at INTEGER,
+     refresh_for TEXT,
+     last_renewal_at INTEGER,
+     renewals TEXT NOT NULL DEFAULT '[]',
+     last_error TEXT,
+     last_error_at INTEGER,
+     refused_for TEXT
+   );`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

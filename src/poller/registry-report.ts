@@ -1,6 +1,7 @@
 import type { FreshnessStore } from '../engine/ports.ts';
 import { registryOf } from '../registry/registry.ts';
 import { REPORT_EVERY_MS } from '../registry/reported-lag.ts';
+import { authView } from './auth-view.ts';
 import { assessHealth, faultReason } from './status.ts';
 import type { SqliteStore } from './store/index.ts';
 import type { Wiring } from './wiring.ts';
@@ -32,6 +33,7 @@ export async function reportToRegistry(
     now,
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
     reconcile: reconcile ? store.reconciliation.input(reconcile.every) : null,
+    auth: authView(wiring.ok ? wiring.context.config : undefined, store.oauth, now),
   });
   const summary = {
     state: health.state,

@@ -1,4 +1,5 @@
 import type { FreshnessStore } from '../engine/ports.ts';
+import { authView } from './auth-view.ts';
 import type { OwnSecrets } from './own-secrets.ts';
 import { buildStatus, type PollerStatus } from './status.ts';
 import type { SqliteStore } from './store/index.ts';
@@ -31,6 +32,7 @@ export async function statusOf(
     now,
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
     reconcile: config?.reconcile ? store.reconciliation.input(config.reconcile.every) : null,
+    auth: authView(config, store.oauth, now),
     // After the wiring, whose read of the secrets moves them during a rotation.
     secretKeys: await secrets.keyCounts(),
   });

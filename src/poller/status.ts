@@ -4,6 +4,8 @@ import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
 import type { KeyRoleCounts } from '../secrets/key-role.ts';
+import type { AuthView } from '../sources/auth/index.ts';
+import { reconnectAlert } from './auth-view.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
 import {
@@ -72,6 +74,8 @@ export interface PollerStatus {
   freshness: FreshnessView | null;
   /** The reconciliation (reconcile): the last listing, what is held or pending (null: none). */
   reconcile: ReconcileView | null;
+  /** The source's authentication (source.auth): its kind and token state, never a token (null: none). */
+  auth: AuthView | null;
   /**
    * The poller's own secrets by the key they are sealed under, after this status's own read
    * of them (which moves them to SECRETS_KEY during a rotation): one still under
@@ -162,6 +166,8 @@ export interface HealthSources {
   freshness?: FreshnessInput;
   /** reconcile: where it is (null: the poller has none). */
   reconcile?: ReconcileInput | null;
+  /** source.auth: its state (null: the source has none). */
+  auth?: AuthView | null;
 }
 
 /**
@@ -184,7 +190,9 @@ export function assessHealth(input: HealthSources) {
   const health: HealthInput = { ...input, warnings };
   // Held deletes wait for someone: /healthz reports the poller (unless paused or disabled).
   const quiet = state.paused || config?.enabled === false;
-  const alerts = [...alertsOf(health), ...(held !== null && !quiet ? [held] : [])];
+  const reconnect = reconnectAlert(input.name, input.auth ?? null);
+  const own = [held, reconnect].filter((alert): alert is string => alert !== null && !quiet);
+  const alerts = [...alertsOf(health), ...own.filter((alert) => !alertsOf(health).includes(alert))];
   return { state: healthOf(health), warnings, alerts, fresh };
 }
 
@@ -245,6 +253,7 @@ export function buildStatus(
     at_risk: fresh?.assessment?.risk === 'at_risk',
     freshness: fresh?.view ?? null,
     reconcile: input.reconcile ? reconcileView(input.reconcile) : null,
+    auth: input.auth ?? null,
     secrets: {
       count: input.secretKeys.current + input.secretKeys.previous + input.secretKeys.unknown,
       under_current_key: input.secretKeys.current,

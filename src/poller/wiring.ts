@@ -8,6 +8,8 @@ import { createDeliverer, type Sender } from '../delivery/index.ts';
 import { deletionsContext } from '../engine/deletions-stream.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { ListingReconciler } from '../engine/reconcile.ts';
+import { secretKeysFrom } from '../secrets/index.ts';
+import { type Authorizer, authorizerOf, type TokenVault } from '../sources/auth/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { fetchRecordById } from '../sources/fetch-record.ts';
@@ -16,6 +18,7 @@ import { precisionOf } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
 import type { OwnSecrets } from './own-secrets.ts';
 import type { SqliteStore } from './store/index.ts';
+import { SqliteTokenVault } from './token-vault.ts';
 
 export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
 
@@ -79,10 +82,30 @@ export function wirePoller(
     sender,
   );
   if (!delivery.ok) return { ok: false, errors: [`poller "${name}": ${delivery.error}`] };
+  // source.auth: one authorizer for every request to the source's origin (sources/auth/).
+  let auth: Authorizer | undefined;
+  if (config.source.auth !== undefined) {
+    const built = authorizerOf(config.source.auth, {
+      fetcher: (request) => {
+        sender.check();
+        return fetch(request);
+      },
+      vault: () => tokenVaultOf(store, env, name),
+      now,
+      timeout: config.source.timeout,
+      maxWait: config.max_rate_limit_wait,
+      secrets,
+      poller: name,
+      refreshSecret: secretNameAt(entry.raw, ['source', 'auth', 'refresh_token']),
+    });
+    if (typeof built === 'string') return { ok: false, errors: [`poller "${name}": ${built}`] };
+    auth = built;
+  }
   const sourceOf = (sourceConfig: SourceConfig) =>
     new HttpSource(sourceConfig, sourceFetcher, secrets, now, {
       maxRateLimitWait: config.max_rate_limit_wait,
       log,
+      ...(auth ? { auth } : {}),
     });
   const context: RunContext = {
     poller: name,
@@ -92,6 +115,7 @@ export function wirePoller(
       maxRateLimitWait: config.max_rate_limit_wait,
       displayUrl: displayUrl(config.source, entry.raw, entry.references),
       log,
+      ...(auth ? { auth } : {}),
     }),
     deliverer: delivery.deliverer,
     now,
@@ -99,7 +123,8 @@ export function wirePoller(
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     precision: precisionOf(config.source.time_format),
     schedule: scheduleOf(name, config),
-    redact: (text) => redact(text, secrets),
+    // Tokens an authorizer learned at run time are secrets too.
+    redact: (text) => redact(text, auth ? [...secrets, ...auth.learned()] : secrets),
     isDeleted: tombstoneRule(config.source),
     log,
   };
@@ -113,10 +138,28 @@ export function wirePoller(
     const byId =
       template === undefined
         ? null
-        : fetchRecordById(template, config.source, sourceFetcher, secrets);
+        : fetchRecordById(template, config.source, sourceFetcher, secrets, auth);
     context.reconcile = new ListingReconciler(sourceOf(listing), byId);
   }
   return { ok: true, context };
+}
+
+/** The poller's OAuth 2.0 token storage, sealed under SECRETS_KEY; null without one. */
+function tokenVaultOf(store: PollerStore, env: Env, poller: string): TokenVault | null {
+  const table = (store as Partial<Pick<SqliteStore, 'oauth'>>).oauth;
+  const keys = secretKeysFrom(env);
+  if (table === undefined || !keys.ok) return null;
+  return new SqliteTokenVault(table, keys.keys, poller);
+}
+
+/** The `${NAME}` a raw config value at `path` is written as, if it is exactly one. */
+function secretNameAt(raw: unknown, path: string[]): string | null {
+  let value: unknown = raw;
+  for (const key of path) {
+    value = value !== null && typeof value === 'object' ? Reflect.get(value, key) : undefined;
+  }
+  const match = typeof value === 'string' ? /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value) : null;
+  return match?.[1] ?? null;
 }
 
 function isFetcher(value: unknown): value is { fetch: (request: Request) => Promise<Response> } {

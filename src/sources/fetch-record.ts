@@ -2,6 +2,7 @@ import { redact } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../deadline.ts';
 import type { FetchById } from '../engine/reconcile.ts';
+import type { Authorizer } from './auth/authorizer.ts';
 import type { HttpFetch } from './http-source.ts';
 import { readBody } from './read-body.ts';
 
@@ -15,9 +16,13 @@ export function fetchRecordById(
   source: SourceConfig,
   fetcher: HttpFetch,
   secrets: readonly string[],
+  auth?: Authorizer,
 ): FetchById {
-  const headers = { accept: 'application/json', ...source.headers };
+  const base = { accept: 'application/json', ...source.headers };
   return async (id) => {
+    const credential = auth ? await auth.header() : null;
+    if (credential !== null && !credential.ok) return { ok: false, error: credential.error };
+    const headers = credential === null ? base : { ...base, authorization: credential.value };
     const url = template.replace('{id}', encodeURIComponent(id));
     const shown = `GET ${redact(url, secrets)}`;
     const deadline = startDeadline(source.timeout);

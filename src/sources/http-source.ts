@@ -4,6 +4,7 @@ import { type Deadline, startDeadline, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
+import type { Authorizer } from './auth/authorizer.ts';
 import { readPath } from './dot-path.ts';
 import { nextPage, pageUrl, windowUrl } from './paging/index.ts';
 import { readRateLimit } from './rate-limit.ts';
@@ -22,6 +23,8 @@ export interface HttpSourceOptions {
   displayUrl?: (window: Window, cursor: string | null) => string;
   /** One structured log line (ignored rate-limit hints). */
   log?: (line: Record<string, unknown>) => void;
+  /** source.auth: the Authorization header of each request (sources/auth/). */
+  auth?: Authorizer;
 }
 
 const SNIPPET = 200;
@@ -125,7 +128,11 @@ export class HttpSource implements Source {
         return failure('rate_limited', '');
       const kind = classifyUpstreamStatus(response.status);
       const hint =
-        kind === 'misconfigured' ? ' (check source.url and the credentials in source.headers)' : '';
+        kind !== 'misconfigured'
+          ? ''
+          : this.options.auth
+            ? ' (check source.url and source.auth)'
+            : ' (check source.url and the credentials in source.headers)';
       return failure(kind, hint);
     }
     let parsed: unknown;
@@ -170,13 +177,23 @@ export class HttpSource implements Source {
    * go to source.url's origin only, so a redirect elsewhere is refused, never followed.
    */
   private async follow(start: URL, shown: () => string, deadline: Deadline): Promise<Fetched> {
+    const auth = this.options.auth;
+    let credential = auth ? await auth.header() : null;
+    let renewed = false;
     let url = start;
     for (let hop = 0; ; hop += 1) {
+      if (credential !== null && !credential.ok) {
+        const { kind, error, retryAfter } = credential;
+        const page = { ok: false as const, kind, error: `${shown()}: ${this.redact(error)}` };
+        return { ok: false, page: retryAfter === undefined ? page : { ...page, retryAfter } };
+      }
+      const headers =
+        credential === null ? this.headers : { ...this.headers, authorization: credential.value };
       let response: Response;
       try {
         const sent = this.fetcher(
           new Request(url, {
-            headers: this.headers,
+            headers,
             redirect: 'manual',
             signal: deadline.signal,
           }),
@@ -191,6 +208,18 @@ export class HttpSource implements Source {
           ok: false,
           page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },
         };
+      }
+      // A 401 with a token that can be renewed (source.auth, oauth2): renewed once, and the
+      // same request sent again; a second 401 stands.
+      if (response.status === 401 && auth && credential?.ok && !renewed) {
+        const again = await auth.renewAfter401(credential.value);
+        if (again !== null) {
+          await response.body?.cancel().catch(() => undefined);
+          credential = again;
+          renewed = true;
+          hop -= 1;
+          continue;
+        }
       }
       if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
       await response.body?.cancel().catch(() => undefined);
@@ -240,6 +269,7 @@ export class HttpSource implements Source {
   }
 
   private redact(text: string): string {
-    return redact(text, this.secrets);
+    const learned = this.options.auth?.learned() ?? [];
+    return redact(text, learned.length === 0 ? this.secrets : [...this.secrets, ...learned]);
   }
 }

@@ -163,6 +163,11 @@ export const metricsRoutes = new Hono<{ Bindings: Env }>().get(
         (s) => seconds(s.reconcile?.last_listing?.finished_at ?? null),
       ),
       gauge(
+        'tidemark_auth_reconnect_needed',
+        "1 when the source's OAuth provider refused the refresh token: a person must give a new one.",
+        (s) => (s.auth?.state === 'reconnect_needed' ? 1 : 0),
+      ),
+      gauge(
         'tidemark_misconfigured',
         '1 when the poller cannot run until its config or credentials are fixed.',
         (s) => (s.state === 'misconfigured' ? 1 : 0),

@@ -8,6 +8,7 @@ import { StoreHost } from './host.ts';
 import { IdMemory } from './id-memory.ts';
 import { Ledger } from './ledger.ts';
 import { ObjectMeta } from './meta.ts';
+import { OAuthTokens } from './oauth-tokens.ts';
 import { PollerStateStore } from './port.ts';
 import { Presence } from './presence.ts';
 import { Reconciliation } from './reconciliation.ts';
@@ -56,6 +57,8 @@ export class SqliteStore extends PollerStateStore {
   readonly deletionsStream: DeletionsStream;
   /** `reconcile_state`, `reconcile_listing` and `reconcile_pending` (reconcile). */
   readonly reconciliation: Reconciliation;
+  /** `oauth_tokens` (source.auth = oauth2), sealed by poller/token-vault.ts. */
+  readonly oauth: OAuthTokens;
 
   constructor(
     storage: DurableObjectStorage,
@@ -73,6 +76,7 @@ export class SqliteStore extends PollerStateStore {
     this.ids = ids;
     this.deletionsStream = new DeletionsStream(host, (epoch, write) => this.fenced(epoch, write));
     this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));
+    this.oauth = new OAuthTokens(host);
     this.meta = new ObjectMeta(host);
     this.audit = audit;
     this.deadLetters = deadLetters;

@@ -1,0 +1,88 @@
+// Owns the oauth_tokens table (source.auth = oauth2).
+import type { StoreHost } from './host.ts';
+
+/** The row of `oauth_tokens`: the sealed tokens, and what status shows (never a token). */
+export interface OAuthRow {
+  /** JSON of a SealedSecret whose value is `{ access, refresh }` as JSON. */
+  sealed: string | null;
+  expires_at: number | null;
+  issued_at: number | null;
+  refresh_for: string | null;
+  last_renewal_at: number | null;
+  /** JSON array of the renewals' times in the last 24 hours. */
+  renewals: string;
+  last_error: string | null;
+  last_error_at: number | null;
+  refused_for: string | null;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/**
+ * Owns `oauth_tokens` (migration 17): one row, for a poller whose source authenticates with
+ * OAuth 2.0. The tokens are sealed by poller/token-vault.ts before they get here; the rest is
+ * what status shows of them: when the access token expires, the renewals of the last 24 h,
+ * the last error, and the refresh token the provider refused (its fingerprint), if any.
+ */
+export class OAuthTokens {
+  constructor(private readonly host: StoreHost) {}
+
+  row(): OAuthRow | null {
+    return (
+      this.host.sql
+        .exec<OAuthRow & Record<string, SqlStorageValue>>(
+          'SELECT sealed, expires_at, issued_at, refresh_for, last_renewal_at, renewals, last_error, last_error_at, refused_for FROM oauth_tokens WHERE id = 1',
+        )
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** A renewal's sealed tokens; the failure and the refusal before it are over. */
+  saveRenewal(
+    tokens: {
+      sealed: string;
+      expiresAt: number | null;
+      issuedAt: number;
+      refreshFor: string | null;
+    },
+    at: number,
+  ): void {
+    const renewals = JSON.stringify([...this.renewals(at), at]);
+    this.host.write(
+      `INSERT INTO oauth_tokens (id, sealed, expires_at, issued_at, refresh_for, last_renewal_at, renewals, last_error, last_error_at, refused_for)
+       VALUES (1, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)
+       ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed, expires_at = excluded.expires_at,
+         issued_at = excluded.issued_at, refresh_for = excluded.refresh_for,
+         last_renewal_at = excluded.last_renewal_at, renewals = excluded.renewals,
+         last_error = NULL, last_error_at = NULL, refused_for = NULL`,
+      tokens.sealed,
+      tokens.expiresAt,
+      tokens.issuedAt,
+      tokens.refreshFor,
+      at,
+      renewals,
+    );
+  }
+
+  /** A renewal failed; with `refusedFor`, the provider refused that refresh token for good. */
+  saveFailure(error: string, at: number, refusedFor: string | null): void {
+    this.host.write(
+      `INSERT INTO oauth_tokens (id, last_error, last_error_at, refused_for) VALUES (1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET last_error = excluded.last_error,
+         last_error_at = excluded.last_error_at,
+         refused_for = COALESCE(excluded.refused_for, oauth_tokens.refused_for)`,
+      error,
+      at,
+      refusedFor,
+    );
+  }
+
+  /** The renewals' times within the 24 hours before `now`. */
+  renewals(now: number): number[] {
+    const row = this.row();
+    if (row === null) return [];
+    const times: unknown = JSON.parse(row.renewals);
+    if (!Array.isArray(times)) return [];
+    return times.filter((at): at is number => typeof at === 'number' && at > now - DAY_MS);
+  }
+}
