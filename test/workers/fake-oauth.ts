@@ -1,0 +1,107 @@
+import type { FakeHost } from './fakes.ts';
+
+/**
+ * An OAuth 2.0 provider on `login.test` (POST /token) whose access tokens live `accessMs`
+ * and whose refresh tokens are single-use: each use retires the one presented and issues a
+ * new one (rotation, the OAuth 2.0 Security BCP). It records every token presented, so a
+ * test can see that no retired one ever was, and how many renewals it served.
+ */
+export class FakeOAuthProvider implements FakeHost {
+  accessMs = 3_000;
+  readonly clientId = 'crm-client';
+  readonly clientSecret = 'crm-client-secret-4e1f';
+  /** The refresh tokens that work now (one, unless the test adds more). */
+  readonly valid = new Set<string>();
+  readonly retired = new Set<string>();
+  private readonly access = new Map<string, number>();
+  /** Refresh tokens presented that had been retired (must stay empty). */
+  readonly retiredPresented: string[] = [];
+  renewals = 0;
+  private issued = 0;
+  private readonly scripted: (() => Response)[] = [];
+  /** Called after a renewal is answered with the new tokens (a crash can be arranged here). */
+  onIssued?: (tokens: { access: string; refresh: string }) => void;
+
+  constructor(readonly firstRefreshToken = 'refresh-0-initial') {
+    this.valid.add(firstRefreshToken);
+  }
+
+  /** The next token request gets this answer. */
+  respondOnce(answer: () => Response): void {
+    this.scripted.push(answer);
+  }
+
+  /** Whether `header` carries an access token that is live now. */
+  accepts(header: string | null): boolean {
+    const token = header?.replace(/^Bearer /, '') ?? '';
+    const expires = this.access.get(token);
+    return expires !== undefined && expires > Date.now();
+  }
+
+  /** Every access token issued so far stops working (a password change, say). */
+  expireAll(): void {
+    this.access.clear();
+  }
+
+  /** Retires every refresh token (the user revoked the app, say). */
+  revokeAll(): void {
+    for (const token of this.valid) this.retired.add(token);
+    this.valid.clear();
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const scripted = this.scripted.shift();
+    if (scripted) return scripted();
+    const form = new URLSearchParams(await request.text());
+    const basic = request.headers.get('authorization');
+    const [id, secret] = basic?.startsWith('Basic ')
+      ? atob(basic.slice(6)).split(':').map(decodeURIComponent)
+      : [form.get('client_id'), form.get('client_secret')];
+    if (id !== this.clientId || secret !== this.clientSecret) {
+      return Response.json({ error: 'invalid_client' }, { status: 401 });
+    }
+    let refresh: string | undefined;
+    if (form.get('grant_type') === 'refresh_token') {
+      const presented = form.get('refresh_token') ?? '';
+      if (this.retired.has(presented)) this.retiredPresented.push(presented);
+      if (!this.valid.has(presented)) {
+        return Response.json(
+          { error: 'invalid_grant', error_description: `refresh token ${presented} is not valid` },
+          { status: 400 },
+        );
+      }
+      this.valid.delete(presented);
+      this.retired.add(presented);
+      this.issued += 1;
+      refresh = `refresh-${this.issued}-${crypto.randomUUID().slice(0, 8)}`;
+      this.valid.add(refresh);
+    } else if (form.get('grant_type') !== 'client_credentials') {
+      return Response.json({ error: 'unsupported_grant_type' }, { status: 400 });
+    }
+    this.renewals += 1;
+    const access = `access-${this.renewals}-${crypto.randomUUID().slice(0, 8)}`;
+    this.access.set(access, Date.now() + this.accessMs);
+    if (refresh !== undefined) this.onIssued?.({ access, refresh });
+    return Response.json({
+      access_token: access,
+      token_type: 'Bearer',
+      expires_in: this.accessMs / 1000,
+      ...(refresh === undefined ? {} : { refresh_token: refresh }),
+    });
+  }
+}
+
+/** An upstream that answers only requests with a live access token of `provider` (401 otherwise). */
+export function guarded(provider: FakeOAuthProvider, upstream: FakeHost) {
+  const state = { unauthorized: 0 };
+  const host: FakeHost = {
+    async handle(request) {
+      if (!provider.accepts(request.headers.get('authorization'))) {
+        state.unauthorized += 1;
+        return Response.json({ error: 'invalid_token' }, { status: 401 });
+      }
+      return upstream.handle(request);
+    },
+  };
+  return { host, state };
+}
