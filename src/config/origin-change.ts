@@ -45,12 +45,17 @@ export function secretsOffOrigin(
   return [...moved];
 }
 
-/** Where a part of the config sends its requests: source.url's origin, a webhook's deliver.url's. */
+/**
+ * Where a part of the config sends its requests: source.url's origin (and its OAuth token
+ * endpoint's, sent the client secret and refresh token), a webhook's deliver.url's.
+ */
 function destination(config: unknown, part: 'source' | 'deliver'): string | undefined {
   const section = field(config, part);
   if (part === 'deliver' && field(section, 'type') !== 'webhook') return undefined;
   const url = field(section, 'url');
-  return typeof url === 'string' ? originOf(url) : undefined;
+  if (typeof url !== 'string') return undefined;
+  const tokenUrl = part === 'source' ? field(field(section, 'auth'), 'token_url') : undefined;
+  return typeof tokenUrl === 'string' ? `${originOf(url)} ${originOf(tokenUrl)}` : originOf(url);
 }
 
 /** The origin of a URL as written (`${NAME}` and all), or its text when it does not parse. */

@@ -418,6 +418,29 @@ describe('a replace that moves a request to another origin unsets the secrets it
     ]);
   });
 
+  it('source.auth.token_url to another origin: the client secret and refresh token it is sent', () => {
+    const auth = {
+      type: 'oauth2',
+      token_url: 'https://login.example.com/token',
+      client_id: 'c',
+      client_secret: '${CLIENT_SECRET}',
+      refresh_token: '${REFRESH}',
+    };
+    const withAuth = { ...before, source: { ...before.source, auth } };
+    const moved = {
+      ...withAuth,
+      source: {
+        ...withAuth.source,
+        auth: { ...auth, token_url: 'https://evil.example.net/token' },
+      },
+    };
+    expect(secretsOffOrigin(withAuth, moved, ['CLIENT_SECRET', 'REFRESH', 'SIGNING'])).toEqual([
+      'CLIENT_SECRET',
+      'REFRESH',
+    ]);
+    expect(secretsOffOrigin(withAuth, withAuth, ['CLIENT_SECRET', 'REFRESH'])).toEqual([]);
+  });
+
   it('a webhook deliver.url to another origin: the secrets in deliver', () => {
     const after = { ...before, deliver: { ...before.deliver, url: 'https://other.example.org/t' } };
     expect(secretsOffOrigin(before, after, ['TENANT_TOKEN', 'SIGNING'])).toEqual(['SIGNING']);

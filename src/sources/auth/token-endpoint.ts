@@ -87,6 +87,13 @@ export async function requestToken(
       parsed = undefined;
     }
     if (response.ok) return accepted(parsed, shown);
+    if (response.status >= 300 && response.status < 400) {
+      return {
+        ok: false,
+        kind: 'misconfigured',
+        error: `${shown}: HTTP ${response.status} redirect, not followed (the client secret would go with it): set token_url to the final address`,
+      };
+    }
     const code = errorCode(parsed);
     const what = `${shown}: HTTP ${response.status}${code ? ` ${code}` : ''}; body ${JSON.stringify(shownBody(parsed, text, secrets))}`;
     if (response.status === 429 || response.status === 503) {
