@@ -144,6 +144,9 @@ function secretsNeeded(vars: Record<string, unknown>): SecretNeed[] {
     for (const name of referencedNames(raw)) {
       if (!(name in vars)) need(name, `poller ${poller}`);
     }
+    // OAuth 2.0 keeps its tokens sealed under SECRETS_KEY: without it the poller cannot run.
+    const auth = (raw as { source?: { auth?: { type?: unknown } } } | null)?.source?.auth;
+    if (auth?.type === 'oauth2') need('SECRETS_KEY', `poller ${poller} (source.auth = oauth2)`);
   }
   return [...needs.values()];
 }

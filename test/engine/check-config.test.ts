@@ -74,6 +74,20 @@ describe('npm run check-config', () => {
     ]);
   });
 
+  it('asks for SECRETS_KEY, not as optional, when a poller authenticates with OAuth 2.0', () => {
+    const path = wranglerFixture(
+      '[vars.POLLERS.orders.source.auth]\ntype = "oauth2"\ntoken_url = "https://login.example.com/token"\nclient_id = "c"\nclient_secret = "${CLIENT_SECRET}"\nrefresh_token = "${REFRESH_TOKEN}"\n',
+    );
+    const key = checkConfig({ configPath: path }).secrets.find(
+      (need) => need.name === 'SECRETS_KEY',
+    );
+    expect(key).toEqual({
+      name: 'SECRETS_KEY',
+      usedBy: ['per-poller secrets stored through the API', 'poller orders (source.auth = oauth2)'],
+      optional: false,
+    });
+  });
+
   it('flags the all-zero D1 id: a warning for npm start, an error for a deploy', () => {
     const path = wranglerFixture('', { d1Id: '00000000-0000-0000-0000-000000000000' });
     const local = checkConfig({ configPath: path });
