@@ -2,6 +2,7 @@ import { html } from 'hono/html';
 import { formatDuration } from '../../config/duration.ts';
 import type { PollerStatus, RunView } from '../../poller/status.ts';
 import { auditList } from './audit.ts';
+import { authSection, authWhyLine, authWhyLines, type RefreshSecret } from './auth.ts';
 import { runChart } from './chart.ts';
 import { type ConfigAsWritten, configView } from './config-view.ts';
 import { type DeadLetterPage, deadLetterList } from './dead-letter-list.ts';
@@ -29,6 +30,8 @@ export interface PollerPage {
   /** The config as written (in POLLERS, or with PUT /pollers/:name). */
   config: ConfigAsWritten;
   labels: Record<string, string>;
+  /** The `${NAME}` source.auth.refresh_token comes from, for "reconnect needed" (never a value). */
+  refreshSecret: RefreshSecret | null;
 }
 
 function kindText({ facts, config }: PollerPage): string {
@@ -77,23 +80,25 @@ function facts(page: PollerPage, now: number) {
 
 /**
  * The page of one poller: its state and why, checkpoint, lease, next wake-up, rate limit and
- * skew, its reconciliation (with reconcile), a chart and the run history, its dead letters
+ * skew, its source's authentication (with source.auth), its reconciliation (with
+ * reconcile), a chart and the run history, its dead letters
  * (for an admin), its config as written and its audit log.
  */
 export function pollerPanel(page: PollerPage, now: Date) {
   const { status, runs } = page;
   const at = now.getTime();
-  const why = whyLines(status, page.facts, runs, at);
+  const why = authWhyLines(status, whyLines(status, page.facts, runs, at));
   return html`<section class="poller" data-title="${status.name}" data-poller-page="${status.name}">
     <h2>${status.name} <span class="state ${status.state}">${status.state}</span></h2>
     <ul class="why">
       ${why.map(
         (line, index) =>
-          html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${reconcileWhyLine(status, line) ?? line}</li>`,
+          html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${authWhyLine(status, line) ?? reconcileWhyLine(status, line) ?? line}</li>`,
       )}
     </ul>
     <p class="actions">${pollerActions(status)}</p>
     ${facts(page, at)}
+    ${authSection(status, page.refreshSecret, at)}
     ${reconcileSection(status, at)}
     <h3>Lag and records per run</h3>
     <figure>${runChart(runs, page.facts.alertAfterMs)}</figure>

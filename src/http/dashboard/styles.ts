@@ -67,9 +67,10 @@ export const STYLES = `
   .banner { background: #fbd5d2; color: #7a1b12; padding: .5rem .75rem; border-radius: .4rem; margin: .5rem 0; }
   .notice { margin: .5rem 0; min-height: 1.2em; } .notice.ok { color: #116329; } .notice.error { color: #b42318; }
   .notice.warn { color: #8a5a00; }
-  .held { background: #fbd5d2; color: #7a1b12; border-left: 4px solid #b42318; padding: .5rem .75rem;
+  .held, .reconnect { background: #fbd5d2; color: #7a1b12; border-left: 4px solid #b42318; padding: .5rem .75rem;
     border-radius: .4rem; margin: .5rem 0 .75rem; overflow-wrap: break-word; }
-  .held p { margin: 0 0 .5rem; }
+  .held p, .reconnect p { margin: 0 0 .5rem; }
+  .reconnect ol { margin: 0; padding-left: 1.2rem; } .reconnect code { overflow-wrap: anywhere; }
   dialog { max-width: min(32rem, 92vw); border: 1px solid #8c959f; border-radius: .5rem; }
   dialog input { width: 100%; margin: .5rem 0; }
   dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; }
