@@ -79,3 +79,11 @@ export async function createPoller(
   });
   return name;
 }
+
+/** Sets one of a poller's own secrets through the API (the body is the value). */
+export async function setSecret(name: string, secret: string, value: string): Promise<void> {
+  const reply = await api('PUT', `/pollers/${name}/secrets/${secret}`, value, {
+    contentType: 'text/plain',
+  });
+  if (reply.status >= 300) throw new Error(`PUT secret ${secret}: HTTP ${reply.status}`);
+}

@@ -2,6 +2,7 @@ import { runDurableObjectAlarm } from 'cloudflare:test';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReconcileView } from '../../src/poller/reconcile-view.ts';
 import { call } from '../support/call.ts';
+import { pageText, pollerPage } from '../support/dashboard-page.ts';
 import { api, createPoller, objectOf } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
@@ -61,18 +62,9 @@ async function runUntil(name: string, done: (view: ReconcileView) => boolean) {
   );
 }
 
-const page = async (name: string, token = ADMIN_TOKEN) => {
-  const response = await call('GET', `/dashboard/pollers/${name}/panel`, token);
-  expect(response.status).toBe(200);
-  return response.text();
-};
+const page = pollerPage;
 
-/** Tags stripped, whitespace folded. */
-const text = (html: string) =>
-  html
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+const text = pageText;
 
 /** The Reconciliation section's HTML. */
 const section = (html: string) =>

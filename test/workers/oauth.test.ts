@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
 import type { PollerStatus } from '../../src/poller/status.ts';
-import { api, createPoller, objectOf, runtimeConfig } from '../support/fleet.ts';
+import { api, createPoller, objectOf, runtimeConfig, setSecret } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { FakeOAuthProvider, guarded } from './fake-oauth.ts';
 import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
@@ -43,13 +43,6 @@ async function oauthPoller(
   await setSecret(name, 'CRM_CLIENT_SECRET', provider.clientSecret);
   await setSecret(name, 'CRM_REFRESH_TOKEN', provider.firstRefreshToken);
   return name;
-}
-
-async function setSecret(name: string, secret: string, value: string) {
-  const reply = await api('PUT', `/pollers/${name}/secrets/${secret}`, value, {
-    contentType: 'text/plain',
-  });
-  expect(reply.status).toBeLessThan(300);
 }
 
 const status = async (name: string) =>
