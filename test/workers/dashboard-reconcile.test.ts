@@ -1,14 +1,13 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReconcileView } from '../../src/poller/reconcile-view.ts';
-import { call } from '../support/call.ts';
 import { pageText, pollerPage } from '../support/dashboard-page.ts';
 import { api, createPoller, objectOf } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;
-const { ADMIN_TOKEN, STATUS_TOKEN } = TEST_SECRETS;
+const { STATUS_TOKEN } = TEST_SECRETS;
 const LISTING = 'https://upstream.test/v1/all';
 
 let upstream: FakeUpstream;
