@@ -86,7 +86,12 @@ export function wirePoller(
   let auth: Authorizer | undefined;
   if (config.source.auth !== undefined) {
     const built = authorizerOf(config.source.auth, {
+      // A token endpoint on the source's own origin goes the source's way (its service
+      // binding, if it has one); any other, out to the internet.
       fetcher: (request) => {
+        if (new URL(request.url).origin === new URL(config.source.url).origin) {
+          return sourceFetcher(request);
+        }
         sender.check();
         return fetch(request);
       },
