@@ -28,6 +28,8 @@ export default defineConfig(async () => {
                   FLEET_POLICY: JSON.stringify(TEST_FLEET_POLICY),
                   TEST_MIGRATIONS: migrations,
                   DEMO_ERROR_RATE: '0',
+                  // A DEMO_OAUTH=1 line in a developer's .dev.vars must not change what the tests run.
+                  DEMO_OAUTH: '0',
                 },
                 serviceBindings: { TEST_NETWORK: testNetwork },
               },

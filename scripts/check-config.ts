@@ -23,6 +23,8 @@ export interface CheckOptions {
   strict?: boolean;
   /** Checking for a deploy: the placeholder D1 id is an error instead of a warning. */
   deploy?: boolean;
+  /** POLLERS as they will run instead of the file's (npm start's DEMO_OAUTH variant). */
+  pollers?: unknown;
 }
 
 /** A secret the Worker reads: who needs it, and whether it may be left unset. */
@@ -70,7 +72,9 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
     );
   }
   result.crons = config.triggers.crons ?? [];
-  const vars = config.vars as Record<string, unknown>;
+  const vars = (
+    options.pollers === undefined ? config.vars : { ...config.vars, POLLERS: options.pollers }
+  ) as Record<string, unknown>;
   const known = { ...vars, ...options.secrets } as Record<string, unknown>;
   // A ${NAME} with no value here is a secret set elsewhere (wrangler secret put): any text will
   // do to check the rest, unless the caller knows every secret (npm start and .dev.vars).

@@ -7,6 +7,8 @@
 export const TOKEN_PLACEHOLDER = 'change-me';
 /** A webhook signing secret to generate: "whsec_" + base64 of 32 random bytes. */
 export const SIGNING_SECRET_PLACEHOLDER = 'whsec_change-me';
+/** A key to generate (SECRETS_KEY): base64 of 32 random bytes, 44 characters. */
+export const KEY_PLACEHOLDER = 'key_change-me';
 /**
  * WEBHOOK_SECRET values that were once committed to .dev.vars.example, and so are public:
  * a .dev.vars still holding one gets a fresh secret.
@@ -48,11 +50,42 @@ export function fillDevVars(text: string, random: RandomBytes = cryptoRandom): s
       const value = match?.[2];
       if (match?.[1] === undefined || value === undefined) return line;
       if (value === TOKEN_PLACEHOLDER) return `${match[1]}${hex(random(16))}`;
+      if (value === KEY_PLACEHOLDER) return `${match[1]}${base64(random(32))}`;
       if (value === SIGNING_SECRET_PLACEHOLDER || PUBLISHED_SECRETS.has(value))
         return `${match[1]}whsec_${base64(random(32))}`;
       return line;
     })
     .join('\n');
+}
+
+/**
+ * What an existing .dev.vars lacks of the example, to append: each variable the example sets
+ * that the file does not (one added to the example since the file was made, SECRETS_KEY say),
+ * with the comment lines just above it, its placeholder given a fresh value. Empty when
+ * nothing is missing; the file's own lines are never changed.
+ */
+export function missingDevVars(
+  text: string,
+  example: string,
+  random: RandomBytes = cryptoRandom,
+): { names: string[]; lines: string } {
+  const present = parseDevVars(text);
+  const names: string[] = [];
+  const added: string[] = [];
+  let comments: string[] = [];
+  for (const line of example.split('\n')) {
+    if (line.startsWith('#')) {
+      comments.push(line);
+      continue;
+    }
+    const name = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line)?.[1];
+    if (name !== undefined && !(name in present)) {
+      names.push(name);
+      added.push(...comments, fillDevVars(line, random));
+    }
+    comments = [];
+  }
+  return { names, lines: added.length === 0 ? '' : `${added.join('\n')}\n` };
 }
 
 /** The variables of a .dev.vars text (NAME=value, optionally quoted; comments skipped). */

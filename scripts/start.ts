@@ -11,10 +11,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Cron } from 'croner';
+import { unstable_readConfig } from 'wrangler';
 import { scheduleOf } from '../src/config/schedule.ts';
 import { checkConfig } from './check-config.ts';
+import { DEMO_POLLER, demoOAuthFlag, withDemoOAuth } from './demo-oauth.ts';
 import { createDevOutputFilter } from './dev-output.ts';
-import { fillDevVars, localPolicyArgs, parseDevVars } from './dev-vars.ts';
+import { fillDevVars, localPolicyArgs, missingDevVars, parseDevVars } from './dev-vars.ts';
 import { portProblem } from './port.ts';
 import { superviseGroup } from './process-group.ts';
 
@@ -26,13 +28,18 @@ const VERBOSE = process.argv.includes('--verbose');
 const WRANGLER = 'node_modules/wrangler/bin/wrangler.js';
 
 /**
- * Creates .dev.vars from the committed example with fresh random tokens and a fresh webhook
- * signing secret; an existing one gets fresh values for any placeholder or published secret.
+ * Creates .dev.vars from the committed example with fresh random tokens, a fresh webhook
+ * signing secret and a fresh SECRETS_KEY; an existing one gets fresh values for any
+ * placeholder or published secret, and the variables of the example it lacks (its own values
+ * stay as they are).
  */
 function ensureDevVars(): Record<string, string> {
+  const example = readFileSync('.dev.vars.example', 'utf8');
   if (!existsSync('.dev.vars')) {
-    writeFileSync('.dev.vars', fillDevVars(readFileSync('.dev.vars.example', 'utf8')));
-    console.log('created .dev.vars with fresh local tokens and WEBHOOK_SECRET (git-ignored)');
+    writeFileSync('.dev.vars', fillDevVars(example));
+    console.log(
+      'created .dev.vars with fresh local tokens, WEBHOOK_SECRET and SECRETS_KEY (git-ignored)',
+    );
   } else {
     const text = readFileSync('.dev.vars', 'utf8');
     const filled = fillDevVars(text);
@@ -40,8 +47,30 @@ function ensureDevVars(): Record<string, string> {
       writeFileSync('.dev.vars', filled);
       console.log('.dev.vars: replaced placeholder or published values with fresh ones');
     }
+    const missing = missingDevVars(filled, example);
+    if (missing.names.length > 0) {
+      const joined = filled === '' || filled.endsWith('\n') ? filled : `${filled}\n`;
+      writeFileSync('.dev.vars', joined + missing.lines);
+      console.log(`.dev.vars: added ${missing.names.join(', ')} (new in .dev.vars.example)`);
+    }
   }
   return parseDevVars(readFileSync('.dev.vars', 'utf8'));
+}
+
+/**
+ * With DEMO_OAUTH on, POLLERS as `wrangler dev` should run them: the demo poller on
+ * `source.auth = oauth2` against this Worker's demo token endpoint (demo-oauth.ts).
+ */
+function demoOAuthPollers(on: boolean): Record<string, unknown> | null {
+  if (!on) return null;
+  const pollers = withDemoOAuth(
+    unstable_readConfig({ config: 'wrangler.toml' }).vars.POLLERS,
+    BASE,
+  );
+  if (pollers === null) {
+    console.log(`DEMO_OAUTH is on, but wrangler.toml has no ${DEMO_POLLER} poller to switch`);
+  }
+  return pollers;
 }
 
 /** Prints what is worth seeing of wrangler's output. */
@@ -110,7 +139,9 @@ async function main(): Promise<void> {
   }
   const secrets = ensureDevVars();
   bearer = { authorization: `Bearer ${secrets.STATUS_TOKEN ?? ''}` };
-  const config = checkConfig({ secrets, strict: true });
+  const oauth = demoOAuthFlag(process.env, secrets);
+  const pollers = demoOAuthPollers(oauth.on);
+  const config = checkConfig({ secrets, strict: true, ...(pollers ? { pollers } : {}) });
   if (config.errors.length > 0) {
     console.error('wrangler.toml has errors:');
     for (const error of config.errors) console.error(`  - ${error}`);
@@ -134,6 +165,9 @@ async function main(): Promise<void> {
     '--test-scheduled',
     // What runtime pollers may reach locally (README, "What a runtime config may reach").
     ...localPolicyArgs(secrets),
+    // DEMO_OAUTH: the Worker's flag as npm start reads it, and the demo poller on oauth2.
+    ...oauth.args,
+    ...(pollers ? ['--var', `POLLERS:${JSON.stringify(pollers)}`] : []),
     ...quiet,
   ];
   const dev = superviseGroup(process.execPath, [WRANGLER, ...args], {
@@ -165,7 +199,13 @@ tidemark is running on ${BASE}
   metrics    curl -H "${read}" ${BASE}/metrics
   health     ${BASE}/healthz
   audit      curl -H "${read}" ${BASE}/demo/audit   (missing_below_checkpoint must stay 0)
-  watchdog   cron ${config.crons.join(', ')}: fired now and on schedule (wrangler dev does not fire crons)
+${
+  pollers
+    ? `  oauth      DEMO_OAUTH is on: ${DEMO_POLLER} authenticates with source.auth = oauth2 (POST ${BASE}/demo/oauth/token,
+             short-lived access tokens, single-use refresh tokens); see status.auth in ${BASE}/status/${DEMO_POLLER}
+`
+    : ''
+}  watchdog   cron ${config.crons.join(', ')}: fired now and on schedule (wrangler dev does not fire crons)
   first run  now: it sets each poller's checkpoint (or catches up from one an earlier npm start
              left); new records arrive from the next tick: ${firstTicks.join(', ') || '(no poller enabled)'}
   Ctrl-C stops everything: wrangler and workerd too

@@ -3,6 +3,9 @@ import { requireToken } from '../http/auth.ts';
 import { isKnownPoller, unknownPoller } from '../http/known-poller.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { audit } from './audit.ts';
+import { demoSessionsAuth } from './oauth-flag.ts';
+import { demoOAuthRoutes } from './oauth-routes.ts';
+import { demoUpstream as upstream } from './stub.ts';
 
 const DEMO_POLLER = 'demo_sessions';
 
@@ -23,17 +26,19 @@ function limitOf(param: string | undefined): number {
   return Math.min(Math.max(Number(param ?? 50) || 50, 1), 500);
 }
 
-function upstream(env: Env) {
-  return env.DEMO_UPSTREAM.get(env.DEMO_UPSTREAM.idFromName('demo'));
-}
-
 /**
  * The built-in demo upstream (`/demo/sessions`, its deletions log `/demo/sessions/deleted`
- * and its full listing `/demo/sessions/all`) and its audit (`/demo/audit`).
+ * and its full listing `/demo/sessions/all`), its audit (`/demo/audit`) and its OAuth
+ * provider's token endpoint (`/demo/oauth/token`).
  */
 export const demoRoutes = new Hono<{ Bindings: Env }>()
-  // Behind the read token like every other route: the demo poller sends it as ${STATUS_TOKEN}.
-  .use('*', requireToken('read'))
+  // The provider authenticates its client itself (client_id and DEMO_CLIENT_SECRET).
+  .route('/oauth', demoOAuthRoutes)
+  // Behind the read token like every other route (the demo poller sends it as ${STATUS_TOKEN}),
+  // or, with DEMO_OAUTH, behind the demo provider's access tokens (oauth-flag.ts). The
+  // pattern matches `/sessions` itself too.
+  .use('/sessions/*', demoSessionsAuth())
+  .use('/audit', requireToken('read'))
   .get('/sessions', async (c) => {
     const window = windowOf(c.req.query('date_from'), c.req.query('date_to'));
     if (window === null) return c.json({ error: WINDOW_ERROR }, 400);
@@ -72,5 +77,3 @@ export const demoRoutes = new Hono<{ Bindings: Env }>()
     if (!(await isKnownPoller(c.env, poller))) return c.json(unknownPoller(poller), 404);
     return c.json(await audit(c.env, poller));
   });
-
-export { upstream as demoUpstream };

@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { envValues } from '../env-values.ts';
+import { DemoOAuthTokens, type RefreshOptions, type TokenGrant } from './oauth-tokens.ts';
 
 /** The demo's knobs, overridable with vars (tests turn the noise off). */
 export interface DemoSettings {
@@ -85,14 +86,18 @@ type LiveSession = { id: string; updatedAtMs: number };
  * upstreams do: most deletes are logged in a "deleted since" endpoint
  * (`/demo/sessions/deleted`), some are hard deletes that leave no trace but their absence
  * from the full listing (`/demo/sessions/all`), which only a reconciliation notices. A
- * deleted session never comes back; a new one (a new id) takes its place.
+ * deleted session never comes back; a new one (a new id) takes its place. It also keeps the
+ * tokens of the demo's OAuth provider (`/demo/oauth/token`, oauth-tokens.ts).
  */
 export class DemoUpstream extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** The demo OAuth provider's tokens (oauth-tokens.ts): its own table in this storage. */
+  private readonly oauth: DemoOAuthTokens;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.oauth = new DemoOAuthTokens(ctx.storage);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS updates (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       id TEXT NOT NULL,
@@ -294,6 +299,16 @@ export class DemoUpstream extends DurableObject<Env> {
       fromMs,
     );
     return this.produce(fromMs, toMs, this.settings());
+  }
+
+  /** The demo OAuth provider's refresh_token grant: a new token pair, the presented one retired. */
+  async oauthRefresh(presented: string, options: RefreshOptions): Promise<TokenGrant> {
+    return this.oauth.refresh(presented, options);
+  }
+
+  /** Whether `access` is a live access token of the demo OAuth provider. */
+  async oauthAccepts(access: string): Promise<boolean> {
+    return this.oauth.accepts(access);
   }
 
   /** Catches production up to now, then fails the request now and then (a 503). */

@@ -200,6 +200,44 @@ export const TEST_POLLERS = {
       max_deletes: '75%',
     },
   },
+  /**
+   * The demo poller as `npm start` runs it with DEMO_OAUTH=1 (scripts/demo-oauth.ts): on
+   * `source.auth = oauth2` against the demo's token endpoint. No `service`: the test
+   * (test/workers/demo-oauth.test.ts) routes its requests to the Worker with the flag on.
+   */
+  demo_oauth: {
+    cron: '* * * * *',
+    lag_allowance: '5s',
+    max_window: '1h',
+    source: {
+      url: 'https://demo.tidemark.internal/demo/sessions',
+      from_param: 'date_from',
+      to_param: 'date_to',
+      items: 'sessions',
+      params: { limit: '50' },
+      auth: {
+        type: 'oauth2',
+        token_url: 'https://demo.tidemark.internal/demo/oauth/token',
+        client_id: 'tidemark-demo',
+        client_secret: '${DEMO_CLIENT_SECRET}',
+        refresh_token: '${DEMO_REFRESH_TOKEN}',
+      },
+      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+      deletions: {
+        url: 'https://demo.tidemark.internal/demo/sessions/deleted',
+        items: 'deleted',
+        params: { limit: '50' },
+      },
+    },
+    deliver: { type: 'handler', name: 'demo-sessions' },
+    reconcile: {
+      every: '2m',
+      url: 'https://demo.tidemark.internal/demo/sessions/all',
+      updated_at: 'updated_at',
+      params: { limit: '50' },
+      max_deletes: '75%',
+    },
+  },
 };
 
 export const TEST_SECRETS = {
@@ -209,4 +247,7 @@ export const TEST_SECRETS = {
   WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   QUERY_KEY: 'qk+9/Zr',
   SECRETS_KEY: 'test-secrets-key-5b2f-0123456789abcdefghijkl',
+  /** The demo OAuth provider's client secret, and the refresh token the demo_oauth poller starts from. */
+  DEMO_CLIENT_SECRET: 'demo-client-secret-3c7a',
+  DEMO_REFRESH_TOKEN: 'demo-refresh-initial-8e41',
 };

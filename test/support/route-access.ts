@@ -16,6 +16,7 @@ export const PUBLIC_ROUTES: Readonly<Record<string, 'public' | 'nudge'>> = {
   'GET /dashboard/pollers/:name': 'public', // one poller's page, the same for every name
   'GET /healthz': 'public', // ok / not ok and a count; names only to a reader
   'POST /pollers/:name/nudge': 'nudge', // ADMIN_TOKEN or the poller's NUDGE_TOKEN, else 401
+  'POST /demo/oauth/token': 'public', // the demo OAuth provider: its client authenticates itself
 };
 
 /**
