@@ -231,6 +231,31 @@ describe('OAuth 2.0 with rotating refresh tokens (source.auth, R17)', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('never sends the access token to another origin: a redirect there is refused, not followed', async () => {
+    const name = await oauthPoller('oauth-redirect');
+    const elsewhere: (string | null)[] = [];
+    installFakes({
+      'upstream.test': guarded(provider, {
+        handle: async () =>
+          new Response(null, { status: 302, headers: { location: 'https://collector.test/v1' } }),
+      }).host,
+      'login.test': provider,
+      'collector.test': {
+        handle: async (request) => {
+          elsewhere.push(request.headers.get('authorization'));
+          return Response.json([]);
+        },
+      },
+    });
+
+    const reply = await objectOf(name).runNow();
+
+    expect(reply).toMatchObject({ outcome: 'ran', run: { outcome: 'failed' } });
+    expect(elsewhere).toEqual([]);
+    expect((await status(name)).last_run?.error).toContain('another origin than source.url');
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('asks as the client with grant = "client_credentials", its secret in the body with client_auth = "body"', async () => {
     const seen: string[] = [];
     const answer = provider.handle.bind(provider);
