@@ -5,9 +5,20 @@
  */
 import { stripVTControlCharacters } from 'node:util';
 
-/** Keeps both ends of a long message: where it happened and what the upstream said. */
-function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max / 2)}…${text.slice(-max / 2)}`;
+/**
+ * Keeps both ends of a long message (where it happened and what the upstream said), cut at
+ * spaces: a word is kept whole or left out, never shown by its tail ("…P 503").
+ */
+export function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const half = max / 2;
+  const head = text.slice(0, half);
+  const tail = text.slice(-half);
+  const headCut = head.lastIndexOf(' ');
+  const tailCut = tail.indexOf(' ');
+  const start = headCut > half / 2 ? head.slice(0, headCut) : head;
+  const end = tailCut >= 0 && tailCut < half / 2 ? tail.slice(tailCut + 1) : tail;
+  return `${start} … ${end}`;
 }
 
 /** One terminal line for a run's structured log line. */
@@ -15,7 +26,12 @@ export function describeRun(line: Record<string, unknown>, now: number): string 
   const checkpoint = typeof line.checkpoint === 'string' ? line.checkpoint : null;
   const lag = checkpoint ? `${Math.round((now - Date.parse(checkpoint)) / 1000)}s` : '-';
   const error = typeof line.error === 'string' ? `  (${shorten(line.error, 160)})` : '';
-  return `run  ${String(line.poller).padEnd(16)} ${String(line.outcome).padEnd(10)} records ${String(line.records).padStart(4)}  checkpoint ${checkpoint ?? '-'}  lag ${lag}${error}`;
+  // Dead letters are what a person must act on: a run that made any says so.
+  const dead =
+    typeof line.deadLettered === 'number' && line.deadLettered > 0
+      ? `  dead-lettered ${line.deadLettered}`
+      : '';
+  return `run  ${String(line.poller).padEnd(16)} ${String(line.outcome).padEnd(10)} records ${String(line.records).padStart(4)}${dead}  checkpoint ${checkpoint ?? '-'}  lag ${lag}${error}`;
 }
 
 /** Single lines that say nothing to a demo user. */

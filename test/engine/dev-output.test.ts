@@ -33,6 +33,40 @@ describe('npm start is quiet by default', () => {
     ]);
   });
 
+  it('says how many records a run dead-lettered, next to those it delivered', () => {
+    const run = {
+      event: 'run',
+      poller: 'demo_sessions',
+      outcome: 'success',
+      records: 0,
+      deadLettered: 37,
+      checkpoint: '2026-11-30T10:00:05.000Z',
+    };
+    expect(shown([JSON.stringify(run)])).toEqual([
+      'run  demo_sessions    success    records    0  dead-lettered 37  checkpoint 2026-11-30T10:00:05.000Z  lag 5s',
+    ]);
+  });
+
+  it('shortens a long error at spaces, keeping both ends whole', () => {
+    const error = `poller "demo_sessions": page 1: GET https://demo.tidemark.internal/demo/sessions?date_from=2026-11-30T09%3A59%3A00.000Z&limit=50&cursor=${'x'.repeat(60)}: HTTP 503; body "upstream unavailable"`;
+    const line =
+      shown([
+        JSON.stringify({
+          event: 'run',
+          poller: 'p',
+          outcome: 'failed',
+          records: 0,
+          checkpoint: null,
+          error,
+        }),
+      ])[0] ?? '';
+    const shownError = /\((.*)\)$/.exec(line)?.[1] ?? '';
+    expect(shownError.length).toBeLessThanOrEqual(163);
+    expect(shownError).toMatch(
+      /^poller "demo_sessions": page 1: GET \S+ … \S*: HTTP 503; body "upstream unavailable"$/,
+    );
+  });
+
   it('keeps the line right after a bindings table', () => {
     const table = LINES.slice(
       LINES.indexOf('Your Worker has access to the following bindings:'),
