@@ -11,11 +11,15 @@ export function freshnessRows(status: PollerStatus): [string, string][] {
   const { lateness, nudges } = freshness;
   const recent = lateness.last_24h;
   const against = `lag_allowance ${freshness.lag_allowance ?? '?'}`;
-  const observed = !lateness.measurable
-    ? 'not measured: lag_allowance and overlap are both 0, so no record is read twice'
-    : recent.count === 0
-      ? `no late record in the last 24 h (${against})`
-      : `p50 ${recent.p50_seconds} s, p99 ${recent.p99_seconds} s, max ${recent.max_seconds} s over the last 24 h (${plural(recent.count, 'late record')}), against ${against}${lateness.ratio === null ? '' : ` (${Math.round(lateness.ratio * 100)}%)`}; suggested: ${lateness.suggested_lag_allowance}${recent.near_misses > 0 ? `; ${recent.near_misses} near miss${recent.near_misses === 1 ? '' : 'es'}` : ''}`;
+  // A poller whose config does not load has no lag_allowance to speak of (not 0).
+  const observed =
+    freshness.lag_allowance === null
+      ? 'not known: the config does not load (see above)'
+      : !lateness.measurable
+        ? 'not measured: lag_allowance and overlap are both 0, so no record is read twice'
+        : recent.count === 0
+          ? `no late record in the last 24 h (${against})`
+          : `p50 ${recent.p50_seconds} s, p99 ${recent.p99_seconds} s, max ${recent.max_seconds} s over the last 24 h (${plural(recent.count, 'late record')}), against ${against}${lateness.ratio === null ? '' : ` (${Math.round(lateness.ratio * 100)}%)`}; suggested: ${lateness.suggested_lag_allowance}${recent.near_misses > 0 ? `; ${recent.near_misses} near miss${recent.near_misses === 1 ? '' : 'es'}` : ''}`;
   const pending = nudges.pending ? `; one pending since ${nudges.pending_since}` : '';
   return [
     ['Observed lateness', observed],
