@@ -92,7 +92,13 @@ export class PollerEngine {
       return { outcome: 'skipped', reason: 'paused' };
     }
     const polite = kind === 'cron' || kind === 'nudge';
-    const holdOff = polite && !state.lease.held ? holdOffUntil(state, now) : null;
+    // A manual run overrides a booked retry (an operator asked), never the upstream's own
+    // "not before" (Retry-After, a spent quota): it would send a request at once.
+    const limited =
+      kind === 'manual' && state.rateLimitedUntil !== null && state.rateLimitedUntil > now
+        ? state.rateLimitedUntil
+        : null;
+    const holdOff = state.lease.held ? null : polite ? holdOffUntil(state, now) : limited;
     if (holdOff !== null) {
       // R12: a retry is booked or the upstream's quota is spent; a cron tick must not hammer.
       this.skip(kind, now, `backing off until ${isoTime(holdOff)}`);

@@ -167,7 +167,14 @@ describe('rate-limit hints from a hostile upstream', () => {
     for (const response of await statusPages()) expect(response.status).not.toBe(500);
     expect((await call('POST', '/pollers/seed/pause')).status).toBe(200);
     expect((await call('POST', '/pollers/seed/resume')).status).toBe(200);
-    expect((await call('POST', '/pollers/seed/run')).status).toBeLessThan(300);
+    // A manual run waits for the upstream's "not before" too: 409, saying until when.
+    const run = await call('POST', '/pollers/seed/run');
+    expect(run.status).toBe(409);
+    expect(await run.json()).toEqual({
+      outcome: 'skipped',
+      reason: 'rate_limited',
+      retry_at: new Date(until).toISOString(),
+    });
   });
 
   it('a Retry-After too large to be a time is ignored: the usual backoff applies', async () => {

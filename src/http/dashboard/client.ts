@@ -220,6 +220,7 @@ async function pollerAction(action, name) {
   if (data.reason === 'lease_held') return say(name + ' is already running: run ' + data.lease.epoch + ' holds the lease', 'warn');
   if (data.reason === 'paused') return say(name + ' is paused: resume it to run it', 'warn');
   if (data.reason === 'backing_off') return say(name + ' is backing off after failed runs until ' + clock(data.retryAt), 'warn');
+  if (data.reason === 'rate_limited') return say(name + ' waits for its upstream, which asked for no request before ' + clock(Date.parse(data.retry_at)), 'warn');
   if (data.reason === 'disabled') return say(name + ' is disabled in POLLERS', 'warn');
   if (data.outcome === 'misconfigured') return say(name + ' is misconfigured: ' + why(data, result.status), 'error');
   if (result.ok) return say(name + ' ran: ' + data.outcome, 'ok');

@@ -58,6 +58,11 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
       };
       return c.json({ outcome: 'skipped', reason: 'lease_held', lease: holder }, 409);
     }
+    if (reply.outcome === 'skipped' && reply.reason === 'backing_off') {
+      // The upstream said when it may be asked again (Retry-After, a spent quota).
+      const at = new Date(reply.retryAt).toISOString();
+      return c.json({ outcome: 'skipped', reason: 'rate_limited', retry_at: at }, 409);
+    }
     return c.json(reply, 409);
   })
   .post('/:name/reconcile', requireToken('admin'), knownPoller, async (c) => {
