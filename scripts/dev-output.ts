@@ -71,6 +71,13 @@ export function createDevOutputFilter(
       try {
         const line = JSON.parse(raw.slice(start)) as Record<string, unknown>;
         if (line.event === 'run') return describeRun(line, now());
+        if (line.event === 'nudge') {
+          const at = typeof line.run_at === 'string' ? `  run at ${line.run_at}` : '';
+          return `nudge  ${String(line.poller).padEnd(16)} ${String(line.outcome)}${at}`;
+        }
+        if (line.event === 'admin') {
+          return `admin  ${String(line.poller).padEnd(16)} ${String(line.action)}  ${JSON.stringify(line.detail ?? {})}`;
+        }
         return `${String(line.event)}  ${JSON.stringify(line)}`;
       } catch {
         // not ours: shown as any other line

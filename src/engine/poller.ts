@@ -177,7 +177,13 @@ export class PollerEngine {
     const now = this.ctx.now();
     const decision = decideNudge(this.ctx.store.read(), freshness.nudges(), this.ctx.config, now);
     freshness.recordNudge(decision.record, now);
-    if (decision.record === 'pending') await this.rearm();
+    if (decision.record === 'pending') {
+      // One line for a nudge that wants a run; those folded into it (a storm) write none.
+      const { reply } = decision;
+      const runAt = 'runAt' in reply ? { run_at: isoTimeOrNull(reply.runAt) } : {};
+      this.ctx.log?.({ event: 'nudge', poller: this.ctx.poller, outcome: reply.outcome, ...runAt });
+      await this.rearm();
+    }
     return decision.reply;
   }
 

@@ -48,6 +48,7 @@ export async function deletePoller(
   if (begun.outcome !== 'deleting') return begun.outcome;
   await pollerObject(env, name).erase(begun.incarnation);
   await registry.finishDelete(name, detail, Date.now());
+  console.log(JSON.stringify({ event: 'admin', poller: name, action: 'poller.deleted', detail }));
   return 'deleted';
 }
 

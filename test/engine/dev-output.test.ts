@@ -67,6 +67,25 @@ describe('npm start is quiet by default', () => {
     );
   });
 
+  it('shows a nudge that wants a run, and an admin action such as a delete, as a line each', () => {
+    const nudge = {
+      event: 'nudge',
+      poller: 'demo_sessions',
+      outcome: 'scheduled',
+      run_at: '2026-11-30T10:00:11.000Z',
+    };
+    const deleted = {
+      event: 'admin',
+      poller: 'acme-tickets',
+      action: 'poller.deleted',
+      detail: { reason: 'customer left' },
+    };
+    expect(shown([JSON.stringify(nudge), JSON.stringify(deleted)])).toEqual([
+      'nudge  demo_sessions    scheduled  run at 2026-11-30T10:00:11.000Z',
+      'admin  acme-tickets     poller.deleted  {"reason":"customer left"}',
+    ]);
+  });
+
   it('keeps the line right after a bindings table', () => {
     const table = LINES.slice(
       LINES.indexOf('Your Worker has access to the following bindings:'),

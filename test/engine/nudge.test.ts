@@ -36,6 +36,7 @@ function harness(overrides: Record<string, unknown> = {}) {
   let release: (() => void) | null = null;
   const hold = { on: false };
   const pages: number[] = [];
+  const logs: Record<string, unknown>[] = [];
   const source = {
     async fetchPage(): Promise<PageResult> {
       pages.push(clock.now);
@@ -52,6 +53,7 @@ function harness(overrides: Record<string, unknown> = {}) {
     deliverer: { deliver: async () => ({ kind: 'delivered' }) },
     now: () => clock.now,
     random: () => 0.5,
+    log: (line) => logs.push(line),
   };
   const engine = new PollerEngine(context, {
     set: async (at) => {
@@ -66,6 +68,7 @@ function harness(overrides: Record<string, unknown> = {}) {
     freshness,
     engine,
     pages,
+    logs,
     hold,
     runs,
     alarmAt: () => alarmAt,
@@ -245,5 +248,24 @@ describe('nudges never bypass a pause, a backoff or a rate limit', () => {
     expect(h.pages).toEqual([]);
     await h.advanceTo(START + 90_000);
     expect(h.pages).toEqual([START + 90_000]);
+  });
+});
+
+describe('what a nudge leaves in the logs', () => {
+  it('one line for a nudge that wants a run, none for those folded into it', async () => {
+    const h = harness();
+    await h.engine.nudge();
+    await h.engine.nudge();
+    await h.engine.nudge();
+
+    const nudges = h.logs.filter((line) => line.event === 'nudge');
+    expect(nudges).toEqual([
+      {
+        event: 'nudge',
+        poller: 'nudged',
+        outcome: 'scheduled',
+        run_at: new Date(START).toISOString(),
+      },
+    ]);
   });
 });
