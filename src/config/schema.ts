@@ -238,6 +238,8 @@ export const pollerSchema = z
     max_rate_limit_wait: duration.default(60 * MINUTE),
     /** Nudges (POST /pollers/:name/nudge) never start runs more often than this (default 5s). */
     min_interval: duration.default(5_000),
+    /** Runs that find nothing are logged at most this often (with how many each line stands for); "0s" logs every run (default 10m). */
+    log_idle_every: duration.default(10 * MINUTE),
     /** Requests (upstream and delivery) one run may make before it continues in a fresh invocation (default 1000). */
     max_subrequests: z.int().min(2).default(1000),
     source: sourceSchema,

@@ -302,14 +302,18 @@ export class PollerEngine {
     const state = this.ctx.store.read();
     const warning = skewWarning(state.skewMs, this.ctx.config.lag_allowance);
     const lateness = this.keepLateness(run, tally);
-    this.ctx.log?.({
-      event: 'run',
-      poller: this.ctx.poller,
-      ...run,
-      checkpoint: isoTimeOrNull(state.checkpoint),
-      ...(warning === null ? {} : { warning }),
-      ...lateness,
-    });
+    const sampled = this.ctx.idleLog?.admit(run, this.ctx.now()) ?? { log: true, folded: 0 };
+    if (sampled.log || warning !== null || Object.keys(lateness).length > 0) {
+      this.ctx.log?.({
+        event: 'run',
+        poller: this.ctx.poller,
+        ...run,
+        checkpoint: isoTimeOrNull(state.checkpoint),
+        ...(sampled.folded > 0 ? { idle_runs_not_logged: sampled.folded } : {}),
+        ...(warning === null ? {} : { warning }),
+        ...lateness,
+      });
+    }
     await this.rearm();
     return run;
   }

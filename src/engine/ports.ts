@@ -2,6 +2,7 @@ import type { PollerConfig } from '../config/schema.ts';
 import type { FailureKind } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
 import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
+import type { IdleLog } from './idle-log.ts';
 import type { LatenessHistogram } from './lateness-histogram.ts';
 import type { Lease } from './lease.ts';
 import type { Window } from './window.ts';
@@ -331,8 +332,10 @@ export interface RunContext {
   deletions?: RunContext | null;
   /** reconcile: the full listing (engine/reconcile.ts), worked on after the streams. */
   reconcile?: Reconciler | null;
-  /** Called with one structured line per run. */
+  /** Called with one structured line per run (idle runs sampled: idleLog). */
   log?: (line: Record<string, unknown>) => void;
+  /** Samples the lines of runs that found nothing (engine/idle-log.ts); without it, every run is logged. */
+  idleLog?: IdleLog;
   /** Nudges and observed lateness (engine/nudge.ts, engine/lateness.ts); without it, neither. */
   freshness?: FreshnessStore;
   /** The running run's lateness observer, set by the engine for each run (engine/lateness.ts). */

@@ -6,6 +6,7 @@ import { scheduleOf } from '../config/schedule.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { createDeliverer, type Sender } from '../delivery/index.ts';
 import { deletionsContext } from '../engine/deletions-stream.ts';
+import { IdleLog } from '../engine/idle-log.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { ListingReconciler } from '../engine/reconcile.ts';
 import { secretKeysFrom } from '../secrets/index.ts';
@@ -132,6 +133,7 @@ export function wirePoller(
     redact: (text) => redact(text, auth ? [...secrets, ...auth.learned()] : secrets),
     isDeleted: tombstoneRule(config.source),
     log,
+    idleLog: new IdleLog(config.log_idle_every),
   };
   // The endpoints beside the main stream: deletes (source.deletions), the listing (reconcile).
   const deletions = deletionsSource(config.source);
