@@ -4,11 +4,13 @@
  * all under the Worker's Content-Security-Policy: any CSP violation the page reports fails
  * the test. Besides the demo poller it runs `e2e_letters`, whose upstream and webhook
  * receiver are served by this script, so that its deliveries fail on cue and leave dead
- * letters to replay and discard from the UI. Every wait is on a condition, with a timeout.
+ * letters to replay and discard from the UI, and `e2e-refused`, a runtime poller whose receiver
+ * always refuses, so that a 390 px phone has dead letters (and their buttons) to show. Every
+ * wait is on a condition, with a timeout.
  *
  * Screenshots (test-results/, git-ignored): dashboard.png (the overview), dashboard-poller.png,
- * dashboard-discard.png (the reason dialog), dashboard-390.png and dashboard-poller-390.png
- * (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
+ * dashboard-discard.png (the reason dialog), dashboard-390.png, dashboard-poller-390.png and
+ * dashboard-dead-letters-390.png (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
  * filtered by label and state), dashboard-fleet-390.png, and dashboard-reconcile-390.png (held
  * deletes at 390 px) and dashboard-reconcile.png (after Confirm deletes).
  *
@@ -21,7 +23,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Locator, type Page } from 'playwright-core';
 import { unstable_readConfig } from 'wrangler';
 
 const PORT = Number(process.env.E2E_PORT ?? 8791);
@@ -38,6 +40,8 @@ const tierOf = (i: number) => (i % 3 === 0 ? 'gold' : 'free');
 const PAUSED = 'e2e-fleet-06';
 /** A runtime poller with reconcile, whose listing finds every record gone. */
 const RECONCILED = 'e2e-reconcile';
+/** A runtime poller with max_attempts = 1 whose receiver (/refuse) refuses every delivery. */
+const REFUSED = 'e2e-refused';
 
 function fail(message: string): never {
   console.error(`e2e: ${message}`);
@@ -50,7 +54,8 @@ if (!existsSync(CHROMIUM))
 /**
  * The upstream and webhook receiver of `e2e_letters`: three records, an upstream that answers
  * 503 while `upstreamFails` is set (a failed run), and a receiver that answers 500 while
- * `receiverFails` is set (with max_attempts = 1, each record becomes a dead letter).
+ * `receiverFails` is set (with max_attempts = 1, each record becomes a dead letter). /refuse
+ * is the receiver of `e2e-refused`, and answers 500 to every delivery.
  */
 const started = Date.now();
 const records = [1, 2, 3].map((n) => ({
@@ -74,6 +79,11 @@ const fake: Server = createServer((request, response) => {
     // The full listing of e2e-reconcile (reconcile.url): empty, so its deletes are held.
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ items: [] }));
+  } else if (url.pathname === '/refuse') {
+    request.on('end', () => {
+      response.writeHead(500);
+      response.end('receiver refuses everything (e2e)');
+    });
   } else if (url.pathname === '/hook') {
     request.on('end', () => {
       response.writeHead(receiverFails ? 500 : 204);
@@ -166,6 +176,38 @@ async function noHorizontalOverflow(page: Page, what: string): Promise<void> {
   if (scroll > client)
     throw new Error(`${what} overflows a ${client} px window: it is ${scroll} px wide`);
   step(`${what}: no horizontal overflow at ${client} px`);
+}
+
+/**
+ * Fails unless each element `locator` finds is visible and lies within the window's width, with
+ * no ancestor cutting it off: a cell scrolled out of sight in a sideways box does not count.
+ */
+async function onScreen(page: Page, locator: Locator, what: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 0;
+  const count = await locator.count();
+  if (count === 0) throw new Error(`no ${what} on the page`);
+  for (let i = 0; i < count; i++) {
+    const element = locator.nth(i);
+    if (!(await element.isVisible())) throw new Error(`${what} (${i + 1} of ${count}) is hidden`);
+    const box = await element.boundingBox();
+    if (box === null || box.width === 0 || box.x < 0 || box.x + box.width > width)
+      throw new Error(
+        `${what} (${i + 1} of ${count}) is off a ${width} px window: ${JSON.stringify(box)}`,
+      );
+    const clipper = await element.evaluate((node) => {
+      const rect = node.getBoundingClientRect();
+      for (let parent = node.parentElement; parent; parent = parent.parentElement) {
+        if (getComputedStyle(parent).overflowX === 'visible') continue;
+        const around = parent.getBoundingClientRect();
+        if (rect.left < around.left - 0.5 || rect.right > around.right + 0.5)
+          return `${parent.tagName.toLowerCase()}.${parent.className}`;
+      }
+      return null;
+    });
+    if (clipper !== null)
+      throw new Error(`${what} (${i + 1} of ${count}) is cut off by its ${clipper}`);
+  }
+  step(`${what}: ${count} on screen within ${width} px`);
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -356,14 +398,43 @@ try {
     step('after Replay all the list is empty and the poller is ok');
     await shot(page, 'dashboard-poller.png');
 
-    // --- A 390 px phone ---------------------------------------------------------------
+    // --- A 390 px phone: every column of the overview, the dead letters and their buttons ---
+    await refusedPoller();
     await page.setViewportSize({ width: 390, height: 844 });
     await noHorizontalOverflow(page, 'the poller page');
     await shot(page, 'dashboard-poller-390.png');
     await page.click('h1 a');
     await demo.waitFor({ timeout: 15_000 });
+    const refused = page.locator(`tr[data-poller="${REFUSED}"]`);
+    const refusedLetters = refused.locator('td[data-label="Dead letters"] a');
+    await refusedLetters.filter({ hasText: /^[1-9]/ }).waitFor({ timeout: 15_000 });
+    for (const name of ['demo_sessions', LETTERS, REFUSED]) {
+      const poller = page.locator(`tr[data-poller="${name}"]`);
+      await onScreen(page, poller.locator('td[data-label="Lag"]'), `${name}'s Lag cell`);
+      await onScreen(
+        page,
+        poller.locator('td[data-label="Dead letters"]'),
+        `${name}'s Dead letters cell`,
+      );
+      await onScreen(page, poller.locator('button[data-action]'), `${name}'s buttons`);
+    }
+    await onScreen(page, refusedLetters, `${REFUSED}'s dead letter count`);
     await noHorizontalOverflow(page, 'the overview');
     await shot(page, 'dashboard-390.png');
+    await refusedLetters.click();
+    await page.locator(`section[data-poller-page="${REFUSED}"]`).waitFor({ timeout: 15_000 });
+    await page.waitForFunction(
+      () => document.querySelectorAll('table.dead-letters tbody tr').length === 3,
+      undefined,
+      { timeout: 15_000 },
+    );
+    await onScreen(page, page.locator('button[data-action="replay-all"]'), 'Replay all');
+    await onScreen(page, deadRows.locator('button[data-action="replay"]'), 'Replay');
+    await onScreen(page, deadRows.locator('button[data-action="discard"]'), 'Discard');
+    await noHorizontalOverflow(page, 'the dead letters');
+    await shot(page, 'dashboard-dead-letters-390.png');
+    await page.click('h1 a');
+    await demo.waitFor({ timeout: 15_000 });
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // --- Refreshes that fail: the banner says so, and goes once they work again -------------
@@ -485,14 +556,40 @@ try {
 cleanup();
 process.exit(0);
 
+/** A call to the admin API. */
+function admin(method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${BASE}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+/**
+ * Creates `e2e-refused` over the admin API and runs it once: with max_attempts = 1 and a
+ * receiver that refuses everything, its three records become dead letters.
+ */
+async function refusedPoller(): Promise<void> {
+  const created = await admin('PUT', `/pollers/${REFUSED}`, {
+    cron: '0 0 1 1 *', // no tick of its own: its dead letters stay as the one run left them
+    max_attempts: 1,
+    start_from: new Date(started - 30 * 60_000).toISOString(),
+    source: { url: `${fakeBase}/items`, from_param: 'since', items: 'items' },
+    deliver: { type: 'webhook', url: `${fakeBase}/refuse`, secret: '${WEBHOOK_SECRET}' },
+  });
+  if (created.status !== 201)
+    throw new Error(`PUT /pollers/${REFUSED} answered ${created.status}: ${await created.text()}`);
+  const ran = await admin('POST', `/pollers/${REFUSED}/run`);
+  if (!ran.ok) throw new Error(`POST /pollers/${REFUSED}/run answered ${ran.status}`);
+  const letters = await admin('GET', `/pollers/${REFUSED}/dead-letters`);
+  const { items } = (await letters.json()) as { items?: unknown[] };
+  if (items?.length !== 3)
+    throw new Error(`${REFUSED} has ${items?.length} dead letters after its run, not 3`);
+  step(`created ${REFUSED} over the API; its run left 3 dead letters`);
+}
+
 /** Creates the fleet over the admin API, 20 at a time, and pauses one gold poller. */
 async function createFleet(): Promise<void> {
-  const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${BASE}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
   for (let start = 0; start < FLEET.length; start += 20) {
     const answers = await Promise.all(
       FLEET.slice(start, start + 20).map((name, i) =>
@@ -520,12 +617,6 @@ async function createFleet(): Promise<void> {
  */
 async function reconciliation(page: Page): Promise<void> {
   const name = RECONCILED;
-  const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${BASE}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
   const created = await admin('PUT', `/pollers/${name}`, {
     // No tick of its own meanwhile: a second listing would agree and deliver the held deletes.
     cron: '0 0 1 1 *',

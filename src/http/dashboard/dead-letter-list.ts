@@ -44,13 +44,13 @@ export function deadLetterList(status: PollerStatus, page: DeadLetterPage) {
         <tbody>
           ${page.items.map(
             (letter) => html`<tr data-key="${letter.key}">
-              <td><strong>${letter.id ?? '(unreadable)'}</strong>
+              <td class="id"><strong>${letter.id ?? '(unreadable)'}</strong>
                 <details data-keep="record:${letter.key}"><summary>record</summary><pre>${preview(letter)}</pre></details></td>
-              <td class="nowrap">${letter.version ?? '—'}</td>
-              <td class="error">${letter.error}</td>
-              <td class="num">${letter.attempts}</td>
-              <td class="nowrap">${when(letter.first_failure)}</td>
-              <td class="nowrap">${when(letter.last_failure)}</td>
+              <td class="nowrap" data-label="Version">${letter.version ?? '—'}</td>
+              <td class="error" data-label="Error">${letter.error}</td>
+              <td class="num" data-label="Attempts">${letter.attempts}</td>
+              <td class="nowrap" data-label="First failure">${when(letter.first_failure)}</td>
+              <td class="nowrap" data-label="Last failure">${when(letter.last_failure)}</td>
               <td class="actions">
                 <button type="button" data-action="replay" data-poller="${name}" data-key="${letter.key}"
                   data-label="${letter.id ?? letter.key}">Replay</button>

@@ -42,14 +42,14 @@ export function runtimeRow(
     entry.reportedAt === null ? null : seconds(Math.max(0, now - entry.reportedAt) / 1000);
   const reported = age === null ? 'not reported yet' : `reported ${age} ago`;
   return html`<tr data-poller="${entry.name}">
-    <td><a href="${pollerPath}"><strong>${entry.name}</strong></a> ${kindBadge('runtime')}
+    <td class="name"><a href="${pollerPath}"><strong>${entry.name}</strong></a> ${kindBadge('runtime')}
       ${labelList(entry.labels)}</td>
-    <td><span class="state ${state}">${state}</span></td>
-    <td class="nowrap">${entry.checkpoint === null ? '—' : when(new Date(entry.checkpoint).toISOString())}</td>
-    <td class="lag">${seconds(lag)}${lag === null || age === null ? '' : html` <span class="muted">as of ${age} ago</span>`}</td>
+    <td class="current" data-label="State"><span class="state ${state}">${state}</span></td>
+    <td class="nowrap checkpoint" data-label="Checkpoint">${entry.checkpoint === null ? '—' : when(new Date(entry.checkpoint).toISOString())}</td>
+    <td class="lag" data-label="Lag">${seconds(lag)}${lag === null || age === null ? '' : html` <span class="muted">as of ${age} ago</span>`}</td>
     <td colspan="3" class="muted">${reported} · runs, lease and next wake-up on
       <a href="${pollerPath}">its page</a></td>
-    <td class="${entry.deadLetters > 0 ? 'warn' : ''}">
+    <td class="dead${entry.deadLetters > 0 ? ' warn' : ''}" data-label="Dead letters">
       ${entry.deadLetters > 0 ? html`<a href="${pollerPath}#dead-letters">${entry.deadLetters}</a>` : '0'}
     </td>
     <td class="actions">${actions}</td>

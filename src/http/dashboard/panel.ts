@@ -77,15 +77,15 @@ function wakeupCell(status: PollerStatus, facts: PollerFacts, now: number) {
 /** A static poller's row, read live: lease, last run, next wake-up, and its notes below. */
 function staticRow({ entry, status, runs, facts }: StaticRow, at: number) {
   return html`<tr data-poller="${status.name}">
-    <td><a href="${pollerPath(status.name)}"><strong>${status.name}</strong></a> ${kindBadge('static')}
+    <td class="name"><a href="${pollerPath(status.name)}"><strong>${status.name}</strong></a> ${kindBadge('static')}
       ${labelList(entry.labels)}</td>
-    <td><span class="state ${status.state}">${status.state}</span></td>
-    <td class="nowrap">${when(status.checkpoint)}</td>
-    <td>${seconds(status.lag_seconds)}</td>
-    <td>${status.lease.held ? `run ${status.lease.epoch}, ${relative(status.lease.expires_at, at)}` : 'free'}</td>
-    <td class="last-run">${lastRunCell(lastRealRun(runs), at)}</td>
-    <td>${wakeupCell(status, facts, at)}</td>
-    <td class="${status.dead_letters.count > 0 ? 'warn' : ''}">
+    <td class="current" data-label="State"><span class="state ${status.state}">${status.state}</span></td>
+    <td class="nowrap checkpoint" data-label="Checkpoint">${when(status.checkpoint)}</td>
+    <td class="lag" data-label="Lag">${seconds(status.lag_seconds)}</td>
+    <td data-label="Lease">${status.lease.held ? `run ${status.lease.epoch}, ${relative(status.lease.expires_at, at)}` : 'free'}</td>
+    <td class="last-run" data-label="Last run">${lastRunCell(lastRealRun(runs), at)}</td>
+    <td data-label="Next wake-up">${wakeupCell(status, facts, at)}</td>
+    <td class="dead${status.dead_letters.count > 0 ? ' warn' : ''}" data-label="Dead letters">
       ${
         status.dead_letters.count > 0
           ? html`<a href="${pollerPath(status.name)}#dead-letters">${status.dead_letters.count}</a>`

@@ -1,6 +1,7 @@
 /**
  * The dashboard's one style block (the page's CSP nonce allows only it). It keeps the page
- * within a 390 px screen: wide tables scroll inside their own box, long words break.
+ * within a 390 px screen: the overview and the dead letters turn into cards (every column and
+ * button on screen), other wide tables scroll inside their own box, long words break.
  */
 export const STYLES = `
   * { box-sizing: border-box; }
@@ -74,6 +75,30 @@ export const STYLES = `
   dialog { max-width: min(32rem, 92vw); border: 1px solid #8c959f; border-radius: .5rem; }
   dialog input { width: 100%; margin: .5rem 0; }
   dialog .buttons { display: flex; justify-content: flex-end; gap: .5rem; }
+  /* Up to 760 px (where the 44rem tables would scroll sideways) the overview and the dead
+     letters are cards: one per poller or letter, each cell under its column's name, the ones
+     an on-call engineer looks for first (state, lag, dead letters) side by side near the top,
+     the buttons under the row. Nothing is out of sight in a sideways scroll. */
+  @media (max-width: 760px) {
+    table.pollers, table.dead-letters, table.pollers tbody, table.dead-letters tbody { display: block; }
+    .scroll table.pollers, .scroll table.dead-letters { min-width: 0; }
+    table.pollers thead, table.dead-letters thead { display: none; }
+    table.pollers tr, table.dead-letters tr { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr));
+      column-gap: .75rem; padding: .45rem 0; border-top: 1px solid #d0d7de; }
+    table.pollers tr.notes { border-top: 0; padding-top: 0; }
+    table.pollers td, table.dead-letters td { display: block; grid-column: 1 / -1; order: 5; min-width: 0;
+      padding: .15rem 0; border: 0; white-space: normal; text-align: left; }
+    table.pollers td[data-label]::before, table.dead-letters td[data-label]::before {
+      content: attr(data-label); display: block; font-size: .75rem; font-weight: 600; color: #57606a; }
+    table.pollers td.name, table.dead-letters td.id { order: 0; min-width: 0; }
+    table.pollers td.current { order: 1; grid-column: auto; }
+    table.pollers td.lag { order: 2; grid-column: auto; }
+    table.pollers td.dead { order: 3; grid-column: auto; }
+    table.pollers td.checkpoint { order: 4; grid-column: auto; }
+    table.dead-letters td.error { order: 1; }
+    table.dead-letters td[data-label]:not(.error) { grid-column: auto; }
+    table.pollers td.actions, table.dead-letters td.actions { order: 9; padding-top: .35rem; }
+  }
   @media (max-width: 600px) {
     body { margin: .6rem; font-size: 13px; }
     dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .4rem; }
