@@ -35,6 +35,16 @@ async function reconcileNow(name: string) {
   await newPoller(name, name).settle();
 }
 
+/**
+ * A manual run, and whatever it set going (or a run that held the lease instead: the
+ * poller's own first tick) brought to rest, so what follows sees its deliveries.
+ */
+async function runToRest(name: string) {
+  const reply = await objectOf(name).runNow();
+  await newPoller(name, name).settle();
+  return reply;
+}
+
 const status = async (name: string) =>
   (await (await api('GET', `/status/${name}`)).json()) as PollerStatus;
 const seen = () => receiver.deliveries.map((d) => [d.id, d.op]);
@@ -44,7 +54,7 @@ describe('reconciliation (reconcile)', () => {
     saas.put('a', Date.now() - 5 * MINUTE);
     saas.put('b', Date.now() - 4 * MINUTE);
     const name = await withListing('reconcile-delete', { max_deletes: '50%' });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('b'); // vanishes: no tombstone, no deletions stream
 
     await reconcileNow(name);
@@ -81,7 +91,7 @@ describe('reconciliation (reconcile)', () => {
         updated_at: 'updated_at',
       },
     });
-    await objectOf(name).runNow();
+    await runToRest(name);
     // Written late, stamped before the checkpoint: past lag_allowance, the stream cannot show it.
     saas.put('late', Date.now() - 40 * MINUTE, { title: 'new' });
     // A bulk import with old timestamps: never in any window.
@@ -107,8 +117,8 @@ describe('reconciliation (reconcile)', () => {
     saas.put('same-stamp', Date.now() - 5 * MINUTE, { title: 'before' });
     const byContent = await withListing('reconcile-content', { compare: 'content' });
     const byStamp = await withListing('reconcile-stamp');
-    await objectOf(byContent).runNow();
-    await objectOf(byStamp).runNow();
+    await runToRest(byContent);
+    await runToRest(byStamp);
     saas.silentlyChange('same-stamp', { title: 'after' });
 
     await reconcileNow(byContent);
@@ -133,7 +143,7 @@ describe('reconciliation (reconcile)', () => {
     const name = await withListing('reconcile-fetch', {
       fetch: 'https://upstream.test/v1/sessions/{id}',
     });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.put('old-one', Date.now() - 60 * MINUTE, { full: true });
     saas.put('vanishing', Date.now() - 60 * MINUTE);
     saas.respondOnce('/v1/sessions/vanishing', () => new Response('gone', { status: 404 }));
@@ -148,7 +158,7 @@ describe('reconciliation (reconcile)', () => {
   it('holds deletes above max_deletes: none delivered, a warning, a /healthz alert; a confirm delivers them', async () => {
     for (const id of ['a', 'b', 'c', 'd']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-hold', { max_deletes: '25%' });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('b');
     saas.remove('c');
 
@@ -170,7 +180,7 @@ describe('reconciliation (reconcile)', () => {
     const confirm = await api('POST', `/pollers/${name}/reconcile/confirm`);
     expect(confirm.status).toBe(202);
     expect(await confirm.json()).toMatchObject({ outcome: 'confirmed', deletes: 2 });
-    await objectOf(name).runNow();
+    await runToRest(name);
 
     expect(seen().filter(([, op]) => op === 'delete')).toEqual([
       ['b', 'delete'],
@@ -183,7 +193,7 @@ describe('reconciliation (reconcile)', () => {
   it('delivers held deletes when a second complete listing finds the same ones', async () => {
     for (const id of ['a', 'b', 'c']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-agree', { max_deletes: 1 });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('a');
     saas.remove('b');
 
@@ -205,7 +215,7 @@ describe('reconciliation (reconcile)', () => {
   it('releases the held deletes a later listing finds again, and drops those it does not', async () => {
     for (const id of ['a', 'b', 'c', 'd']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-partial-agree', { max_deletes: 1 });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('a');
     saas.remove('b');
     saas.remove('c');
@@ -233,7 +243,7 @@ describe('reconciliation (reconcile)', () => {
         source: { deleted: { path: 'status', equals: 'deleted' } },
       },
     );
-    await objectOf(name).runNow();
+    await runToRest(name);
     // Soft-deleted with its old updated_at: the stream cannot show it; the listing does.
     saas.put('soft', Date.now() - 5 * MINUTE, { status: 'deleted' });
 
@@ -250,7 +260,7 @@ describe('reconciliation (reconcile)', () => {
   it('delivers no delete for a listing that comes back empty once', async () => {
     for (const id of ['a', 'b', 'c']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-empty');
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.respondOnce('/v1/all', () => Response.json({ sessions: [], next_cursor: null }));
 
     await reconcileNow(name); // empty: 3 deletes of 3, held
@@ -268,7 +278,7 @@ describe('reconciliation (reconcile)', () => {
   it('takes no listing as agreeing with what an empty one held: a cut-short listing after it deletes nothing', async () => {
     for (const id of ['a', 'b', 'c', 'd']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-empty-then-cut');
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.respondOnce('/v1/all', () => Response.json({ sessions: [], next_cursor: null }));
     saas.respondOnce('/v1/all', () =>
       Response.json({
@@ -288,7 +298,7 @@ describe('reconciliation (reconcile)', () => {
   it('never takes a second empty listing as agreeing: what an empty listing found waits for a confirm', async () => {
     for (const id of ['a', 'b']) saas.put(id, Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-empty-twice', { max_deletes: '100%' });
-    await objectOf(name).runNow();
+    await runToRest(name);
     for (const _ of [1, 2]) {
       saas.respondOnce('/v1/all', () => Response.json({ sessions: [], next_cursor: null }));
     }
@@ -314,7 +324,7 @@ describe('reconciliation (reconcile)', () => {
       updated_at: 'updated_at',
       max_deletes: '100%',
     });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('phoenix');
     await reconcileNow(name); // its delete is delivered, stamped with the listing's start
     saas.put('phoenix', Date.now() - 5 * MINUTE, { title: 'restored' }); // from a backup
@@ -335,7 +345,7 @@ describe('reconciliation (reconcile)', () => {
     saas.perPage = 2;
     const name = await withListing('reconcile-restart');
     const poller = newPoller(name, name);
-    await objectOf(name).runNow();
+    await runToRest(name);
     // Its first listing's first page hands out a cursor that fails from then on.
     saas.respondOnce('/v1/all', () =>
       Response.json({
@@ -353,7 +363,7 @@ describe('reconciliation (reconcile)', () => {
     await reconcileNow(name); // page 1, then the cursor fails
     for (let i = 0; i < 5; i += 1) {
       await poller.sql(`UPDATE reconcile_state SET state = json_set(state, '$.retryAt', 0)`);
-      await objectOf(name).runNow();
+      await runToRest(name);
     }
     const cursors = saas.asked('/v1/all').map((url) => url.searchParams.get('cursor'));
     // Failures 1–5 on the expired cursor, then a fresh listing from its first page.
@@ -375,7 +385,7 @@ describe('reconciliation (reconcile)', () => {
     saas.perPage = 2;
     const name = await withListing('reconcile-crash', { max_deletes: '100%' });
     const poller = newPoller(name, name);
-    await objectOf(name).runNow();
+    await runToRest(name);
     const page2 = saas.holdNext('/v1/all', 1); // the listing's second page
 
     await api('POST', `/pollers/${name}/reconcile`); // its run starts by the alarm
@@ -396,7 +406,7 @@ describe('reconciliation (reconcile)', () => {
   it('keeps a failing listing apart: the run succeeds, status says why, and it is tried again later', async () => {
     saas.put('a', Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-failing');
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.respondOnce('/v1/all', () => new Response('maintenance', { status: 503 }));
 
     await reconcileNow(name);
@@ -414,7 +424,7 @@ describe('reconciliation (reconcile)', () => {
     saas.put('a', Date.now() - 5 * MINUTE);
     saas.put('back', Date.now() - 5 * MINUTE);
     const name = await withListing('reconcile-race', { max_deletes: '100%' });
-    await objectOf(name).runNow();
+    await runToRest(name);
     saas.remove('back');
     receiver.fail('back', 503, 1); // the delete it finds does not get through at once
 
@@ -426,7 +436,7 @@ describe('reconciliation (reconcile)', () => {
     await newPoller(name, name).sql(
       `UPDATE reconcile_state SET state = json_set(state, '$.retryAt', 0)`,
     );
-    await objectOf(name).runNow();
+    await runToRest(name);
 
     expect(seen().filter(([id]) => id === 'back')).toEqual([
       ['back', 'upsert'],
