@@ -362,7 +362,7 @@ describe('lists show lag as reported', () => {
     expect(fresh?.lag_seconds).toBe(6);
     expect(Date.parse(fresh?.reported_at ?? '')).toBe(now - 4 * MINUTE);
     const row = await read(`/dashboard/panel?search=${name}`);
-    const cell = /<td class="lag">([\s\S]*?)<\/td>/.exec(await row.text())?.[1] ?? '';
+    const cell = /<td class="lag"[^>]*>([\s\S]*?)<\/td>/.exec(await row.text())?.[1] ?? '';
     expect(
       cell
         .replace(/<[^>]+>/g, '')

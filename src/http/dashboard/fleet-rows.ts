@@ -45,7 +45,7 @@ export function runtimeRow(
     <td class="name"><a href="${pollerPath}"><strong>${entry.name}</strong></a> ${kindBadge('runtime')}
       ${labelList(entry.labels)}</td>
     <td class="current" data-label="State"><span class="state ${state}">${state}</span></td>
-    <td class="nowrap checkpoint" data-label="Checkpoint">${entry.checkpoint === null ? '—' : when(new Date(entry.checkpoint).toISOString())}</td>
+    <td class="nowrap mark" data-label="Checkpoint">${entry.checkpoint === null ? '—' : when(new Date(entry.checkpoint).toISOString())}</td>
     <td class="lag" data-label="Lag">${seconds(lag)}${lag === null || age === null ? '' : html` <span class="muted">as of ${age} ago</span>`}</td>
     <td colspan="3" class="muted">${reported} · runs, lease and next wake-up on
       <a href="${pollerPath}">its page</a></td>

@@ -80,7 +80,7 @@ function staticRow({ entry, status, runs, facts }: StaticRow, at: number) {
     <td class="name"><a href="${pollerPath(status.name)}"><strong>${status.name}</strong></a> ${kindBadge('static')}
       ${labelList(entry.labels)}</td>
     <td class="current" data-label="State"><span class="state ${status.state}">${status.state}</span></td>
-    <td class="nowrap checkpoint" data-label="Checkpoint">${when(status.checkpoint)}</td>
+    <td class="nowrap mark" data-label="Checkpoint">${when(status.checkpoint)}</td>
     <td class="lag" data-label="Lag">${seconds(status.lag_seconds)}</td>
     <td data-label="Lease">${status.lease.held ? `run ${status.lease.epoch}, ${relative(status.lease.expires_at, at)}` : 'free'}</td>
     <td class="last-run" data-label="Last run">${lastRunCell(lastRealRun(runs), at)}</td>

@@ -94,7 +94,7 @@ export const STYLES = `
     table.pollers td.current { order: 1; grid-column: auto; }
     table.pollers td.lag { order: 2; grid-column: auto; }
     table.pollers td.dead { order: 3; grid-column: auto; }
-    table.pollers td.checkpoint { order: 4; grid-column: auto; }
+    table.pollers td.mark { order: 4; grid-column: auto; }
     table.dead-letters td.error { order: 1; }
     table.dead-letters td[data-label]:not(.error) { grid-column: auto; }
     table.pollers td.actions, table.dead-letters td.actions { order: 9; padding-top: .35rem; }
