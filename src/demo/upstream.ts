@@ -1,80 +1,33 @@
 import { DurableObject } from 'cloudflare:workers';
 import { envValues } from '../env-values.ts';
 import { DemoOAuthTokens, type RefreshOptions, type TokenGrant } from './oauth-tokens.ts';
+import { timePage } from './time-page.ts';
+import { adoptEarlierUpdates, createDemoTables } from './upstream-tables.ts';
+import {
+  DEFAULT_DEMO,
+  type DeleteKind,
+  type DeletionsPage,
+  type DemoSettings,
+  type Failure,
+  type MirrorFacts,
+  type SessionFacts,
+  type SessionRecord,
+  type SessionsPage,
+} from './upstream-types.ts';
 
-/** The demo's knobs, overridable with vars (tests turn the noise off). */
-export interface DemoSettings {
-  /** Longest replication lag: an update stamped t is visible from t + random(0…lag). */
-  lagMs: number;
-  /** Share of page requests answered with a 503. */
-  errorRate: number;
-  /** Updates produced per second of wall time. */
-  perSecond: number;
-  /**
-   * Every this-many-th change the upstream makes is a delete (0: none). Of every three
-   * deletes, two are recorded in the deletions log and one is a hard delete, without trace.
-   */
-  deleteEvery: number;
-}
-
-export const DEFAULT_DEMO: DemoSettings = {
-  lagMs: 3_000,
-  errorRate: 0.05,
-  perSecond: 2,
-  deleteEvery: 40,
-};
+export {
+  DEFAULT_DEMO,
+  type DemoSettings,
+  type MirrorFacts,
+  type SessionFacts,
+  type SessionRecord,
+} from './upstream-types.ts';
 
 /** The demo upstream never produces more than this much history in one go (after a long pause). */
 const MAX_CATCH_UP_MS = 60 * 60_000;
 /** Sessions alive at once: a deleted one is replaced by a new one (a new id, never reused). */
 const SESSION_COUNT = 40;
 const STATUSES = ['active', 'idle', 'ended'] as const;
-
-export interface SessionRecord {
-  id: string;
-  status: (typeof STATUSES)[number];
-  page_views: number;
-  updated_at: string;
-}
-
-/** An entry of the deletions log (`/demo/sessions/deleted`). */
-export interface DeletedSession {
-  id: string;
-  deleted_at: string;
-}
-
-/** How a session was deleted: logged in the deletions endpoint, or gone without a trace. */
-export type DeleteKind = 'recorded' | 'hard';
-
-type Failure = { ok: false; status: number; error: string };
-
-export type SessionsPage =
-  | { ok: true; sessions: SessionRecord[]; next_cursor: string | null }
-  | Failure;
-
-export type DeletionsPage =
-  | { ok: true; deleted: DeletedSession[]; next_cursor: string | null }
-  | Failure;
-
-/** What the upstream holds of one session, for the audit's mirror check. */
-export type SessionFacts = {
-  id: string;
-  /** Its first update, and when that became visible (the listing shows it from then). */
-  created_at_ms: number;
-  first_visible_at_ms: number;
-  /** Its latest update. */
-  updated_at_ms: number;
-  /** Its latest update stamped in the poller's scope `[from, below)`, if any. */
-  due_ms: number | null;
-  deleted_at_ms: number | null;
-  deleted_kind: DeleteKind | null;
-};
-
-export interface MirrorFacts {
-  sessions: SessionFacts[];
-  /** The deletions log holds the recorded deletes from here on (null: nobody asked yet). */
-  log_from: number | null;
-}
 
 type UpdateRow = { seq: number; id: string; updated_at_ms: number; record: string };
 type LiveSession = { id: string; updatedAtMs: number };
@@ -98,38 +51,18 @@ export class DemoUpstream extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.oauth = new DemoOAuthTokens(ctx.storage);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS updates (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      id TEXT NOT NULL,
-      updated_at_ms INTEGER NOT NULL,
-      visible_at_ms INTEGER NOT NULL,
-      record TEXT NOT NULL
-    )`);
-    this.sql.exec('CREATE INDEX IF NOT EXISTS updates_by_time ON updates (updated_at_ms, seq)');
-    this.sql.exec('CREATE INDEX IF NOT EXISTS updates_by_id ON updates (id, updated_at_ms)');
-    this.sql.exec(
-      'CREATE TABLE IF NOT EXISTS demo_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)',
-    );
-    // Each session's state now: its latest update, and whether (and how) it was deleted.
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS session_state (
-      id TEXT PRIMARY KEY,
-      created_at_ms INTEGER NOT NULL,
-      first_visible_at_ms INTEGER NOT NULL,
-      updated_at_ms INTEGER NOT NULL,
-      visible_at_ms INTEGER NOT NULL,
-      record TEXT NOT NULL,
-      deleted_at_ms INTEGER,
-      deleted_kind TEXT
-    )`);
-    // The deletions log: recorded deletes only (a hard delete is in session_state alone).
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS deletions (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      id TEXT NOT NULL,
-      deleted_at_ms INTEGER NOT NULL,
-      visible_at_ms INTEGER NOT NULL
-    )`);
-    this.sql.exec('CREATE INDEX IF NOT EXISTS deletions_by_time ON deletions (deleted_at_ms, seq)');
+    createDemoTables(this.sql);
     this.adoptEarlierUpdates();
+  }
+
+  /** An upstream from before deletes has its sessions' state read from its updates, once. */
+  private adoptEarlierUpdates(): void {
+    if (this.meta('next_session') !== null) return;
+    this.ctx.storage.transactionSync(() => {
+      const { nextSession, changes } = adoptEarlierUpdates(this.sql);
+      this.setMeta('next_session', nextSession);
+      this.setMeta('changes', changes);
+    });
   }
 
   /** One page of sessions updated in `[from, to)` that are visible now, oldest first. */
@@ -142,27 +75,18 @@ export class DemoUpstream extends DurableObject<Env> {
     const now = Date.now();
     const failure = this.serve(now);
     if (failure) return failure;
-    const [afterMs, afterSeq] = decodeCursor(query.cursor);
-    const rows = this.sql
-      .exec<UpdateRow>(
-        `SELECT seq, id, updated_at_ms, record FROM updates
-         WHERE updated_at_ms >= ? AND updated_at_ms < ? AND visible_at_ms <= ?
-           AND (updated_at_ms > ? OR (updated_at_ms = ? AND seq > ?))
-         ORDER BY updated_at_ms, seq LIMIT ?`,
-        query.from,
-        query.to ?? Number.MAX_SAFE_INTEGER,
-        now,
-        afterMs,
-        afterMs,
-        afterSeq,
-        query.limit,
-      )
-      .toArray();
-    const last = rows.at(-1);
+    const page = timePage<UpdateRow>(
+      this.sql,
+      'updates',
+      'updated_at_ms',
+      'seq, id, updated_at_ms, record',
+      query,
+      now,
+    );
     return {
       ok: true,
-      sessions: rows.map((row) => JSON.parse(row.record) as SessionRecord),
-      next_cursor: rows.length === query.limit && last ? `${last.updated_at_ms}.${last.seq}` : null,
+      sessions: page.rows.map((row) => JSON.parse(row.record) as SessionRecord),
+      next_cursor: page.next,
     };
   }
 
@@ -181,30 +105,21 @@ export class DemoUpstream extends DurableObject<Env> {
     this.sql.exec("INSERT OR IGNORE INTO demo_meta (key, value) VALUES ('log_from', ?)", now);
     const failure = this.serve(now);
     if (failure) return failure;
-    const [afterMs, afterSeq] = decodeCursor(query.cursor);
-    const rows = this.sql
-      .exec<{ seq: number; id: string; deleted_at_ms: number }>(
-        `SELECT seq, id, deleted_at_ms FROM deletions
-         WHERE deleted_at_ms >= ? AND deleted_at_ms < ? AND visible_at_ms <= ?
-           AND (deleted_at_ms > ? OR (deleted_at_ms = ? AND seq > ?))
-         ORDER BY deleted_at_ms, seq LIMIT ?`,
-        query.from,
-        query.to ?? Number.MAX_SAFE_INTEGER,
-        now,
-        afterMs,
-        afterMs,
-        afterSeq,
-        query.limit,
-      )
-      .toArray();
-    const last = rows.at(-1);
+    const page = timePage<{ seq: number; id: string; deleted_at_ms: number }>(
+      this.sql,
+      'deletions',
+      'deleted_at_ms',
+      'seq, id, deleted_at_ms',
+      query,
+      now,
+    );
     return {
       ok: true,
-      deleted: rows.map((row) => ({
+      deleted: page.rows.map((row) => ({
         id: row.id,
         deleted_at: new Date(row.deleted_at_ms).toISOString(),
       })),
-      next_cursor: rows.length === query.limit && last ? `${last.deleted_at_ms}.${last.seq}` : null,
+      next_cursor: page.next,
     };
   }
 
@@ -451,48 +366,6 @@ export class DemoUpstream extends DurableObject<Env> {
     }
   }
 
-  /**
-   * An upstream from before deletes (its updates only, sess_001…sess_040): its sessions'
-   * state is read from its updates once, and new sessions are numbered after them.
-   */
-  private adoptEarlierUpdates(): void {
-    if (this.meta('next_session') !== null) return;
-    this.ctx.storage.transactionSync(() => {
-      const sessions = this.sql
-        .exec<{ id: string; created: number; first_visible: number }>(
-          `SELECT id, MIN(updated_at_ms) AS created, MIN(visible_at_ms) AS first_visible
-           FROM updates GROUP BY id`,
-        )
-        .toArray();
-      for (const session of sessions) {
-        const latest = this.sql
-          .exec<{ updated_at_ms: number; visible_at_ms: number; record: string }>(
-            `SELECT updated_at_ms, visible_at_ms, record FROM updates WHERE id = ?
-             ORDER BY updated_at_ms DESC, seq DESC LIMIT 1`,
-            session.id,
-          )
-          .one();
-        this.sql.exec(
-          `INSERT OR IGNORE INTO session_state
-             (id, created_at_ms, first_visible_at_ms, updated_at_ms, visible_at_ms, record)
-           VALUES (?, ?, ?, ?, ?, ?)`,
-          session.id,
-          session.created,
-          session.first_visible,
-          latest.updated_at_ms,
-          latest.visible_at_ms,
-          latest.record,
-        );
-      }
-      const numbers = sessions.map((session) => Number(/^sess_(\d+)$/.exec(session.id)?.[1] ?? 0));
-      this.setMeta('next_session', Math.max(0, ...numbers) + 1);
-      this.setMeta(
-        'changes',
-        this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM updates').one().n,
-      );
-    });
-  }
-
   private meta(key: string): number | null {
     const row = this.sql
       .exec<{ value: number }>('SELECT value FROM demo_meta WHERE key = ?', key)
@@ -522,9 +395,4 @@ export class DemoUpstream extends DurableObject<Env> {
       deleteEvery: Math.max(0, Math.floor(number('DEMO_DELETE_EVERY', DEFAULT_DEMO.deleteEvery))),
     };
   }
-}
-
-function decodeCursor(cursor: string | null): [number, number] {
-  const match = cursor ? /^(\d+)\.(\d+)$/.exec(cursor) : null;
-  return match ? [Number(match[1]), Number(match[2])] : [-1, -1];
 }

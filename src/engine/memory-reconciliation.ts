@@ -7,7 +7,7 @@ import type {
   ReconcileState,
   ReconcileStore,
 } from './ports.ts';
-import { NO_RECONCILIATION } from './reconcile.ts';
+import { NO_RECONCILIATION } from './reconcile-rules.ts';
 
 /** ReconcileStore in memory, with the SQLite one's contract: for engine tests and the simulation. */
 export class MemoryReconciliation implements ReconcileStore {

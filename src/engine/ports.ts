@@ -1,10 +1,10 @@
 import type { PollerConfig } from '../config/schema.ts';
 import type { FailureKind } from './backoff.ts';
-import type { RunBudget } from './budget.ts';
 import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
+import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
-import type { LatenessHistogram } from './lateness-histogram.ts';
 import type { Lease } from './lease.ts';
+import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
 import type { Window } from './window.ts';
 
 /**
@@ -342,209 +342,27 @@ export interface RunContext {
   lateness?: LatenessObserver;
 }
 
-/** What a run asks of the reconciliation (engine/reconcile.ts), once its streams are caught up. */
-export interface Reconciler {
-  /** Works on the listing (and delivers what a complete one found) until `until` or the budget. */
-  work(ctx: RunContext, epoch: number, budget: RunBudget, until: number): Promise<ReconcileStep>;
-}
-
-/**
- * How a run's turn at the reconciliation ended: what it delivered, whether it stopped for the
- * run's budget with more to do (`more`), and the error it met (kept in its own state and
- * retried with its own backoff: it never fails the run).
- */
-export type ReconcileStep =
-  | { kind: 'worked'; delivered: number; deadLettered: number; more: boolean; error: string | null }
-  | { kind: 'fenced' };
-
-/** Nudges received and what became of them (engine/nudge.ts). */
-export interface NudgeState {
-  /** A nudge waits for a run that starts after it. */
-  pending: boolean;
-  /** When the pending nudge came (the first of those coalesced into it). */
-  since: number | null;
-  /** Every authenticated nudge. */
-  received: number;
-  /** Folded into a nudge already pending: no run of their own. */
-  coalesced: number;
-  /** Runs that started with a nudge pending: the nudges acted on. */
-  actedOn: number;
-  /** Received while the poller was paused or disabled: nothing done. */
-  ignored: number;
-}
-
-/** What the last window that completed asked the upstream for, and when. */
-export interface Coverage {
-  /** Its end (`to`): every update stamped below it and visible at `at` was returned. */
-  to: number;
-  /** Its `T`. */
-  at: number;
-  /** The checkpoint its completion committed: a window planned from another one is not compared. */
-  checkpoint: number;
-}
-
-/** A record found only because of `overlap`: later than lag_allowance, nearly missed. */
-export interface NearMiss {
-  id: string;
-  version: string;
-  latenessMs: number;
-  /** When it was seen. */
-  at: number;
-}
-
-/** What one run measured of the upstream's visibility lag. */
-export interface LatenessMeasurement {
-  histogram: LatenessHistogram;
-  /** The latest near miss of the run, if any. */
-  nearMiss: NearMiss | null;
-  /** The last window the run completed, if any. */
-  coverage: Coverage | null;
-}
-
-/** The lateness kept: the last 24 hours (by the hour) and all time. */
-export interface LatenessSummary {
-  last24h: LatenessHistogram;
-  allTime: LatenessHistogram;
-  lastNearMiss: NearMiss | null;
-}
-
-/**
- * Durable state of nudges and of observed lateness, beside the PollerStore: small, bounded
- * (one row, and at most 25 histogram rows), and never part of a run's fenced commits.
- */
-export interface FreshnessStore {
-  nudges(): NudgeState;
-  /** Counts one nudge; `pending` also marks a run as wanted since `at`. */
-  recordNudge(outcome: 'pending' | 'coalesced' | 'ignored', at: number): void;
-  /** A run starts: a pending nudge is acted on (cleared and counted). Says whether one was. */
-  takeNudge(): boolean;
-  coverage(): Coverage | null;
-  /** Adds a run's measurement: its lateness to this hour's and the all-time histogram. */
-  recordLateness(at: number, measured: LatenessMeasurement): void;
-  lateness(now: number): LatenessSummary;
-}
-
-/** Sees the records of a run as they come, to measure how late the upstream showed them. */
-export interface LatenessObserver {
-  /** The updates of a page not delivered before (`fresh`), with the failures still pending. */
-  seen(window: Window, fresh: Update[], failing: Map<string, FailingUpdate>): void;
-  /** The window completed: every page was fetched and every update handled. */
-  covered(window: Window): void;
-}
-
 /** A key for the ledger: one `(id, version)`. */
 export function ledgerKey(id: string, version: string): string {
   // A separator no id or timestamp contains: cheaper than JSON on the per-record path.
   return `${id}\u0000${version}`;
 }
 
-/** Where a reconciliation is (reconcile): kept in one row, read and written by the engine. */
-export interface ReconcileState {
-  /** When the next listing starts (null until the first run with `reconcile` books it). */
-  dueAt: number | null;
-  /** The listing going on, if any: it resumes from `cursor` in the next run. */
-  listing: {
-    startedAt: number;
-    cursor: string | null;
-    pages: number;
-    ids: number;
-    /** Records the listing could not read (no id): deletes are held while any. */
-    unreadable: number;
-  } | null;
-  /** Deletes found but held: more than max_deletes, awaiting a confirm or a listing that agrees. */
-  held: {
-    deletes: number;
-    known: number;
-    since: number;
-    reason: string;
-    /** Found by an empty listing: no later listing agrees with it, only a confirm. */
-    empty?: boolean;
-  } | null;
-  /** The last listing that completed. */
-  last: ListingSummary | null;
-  /** The last error of a listing page or of a delivery, and the backoff after it. */
-  error: { at: number; message: string } | null;
-  failures: number;
-  retryAt: number | null;
-}
-
-/** What a completed listing found, for status. */
-export interface ListingSummary {
-  startedAt: number;
-  finishedAt: number;
-  ids: number;
-  deletes: number;
-  upserts: number;
-  /** Deletes delivered (or queued to be), held, or delivered because a second listing agreed. */
-  outcome: 'delivered' | 'held' | 'agreed';
-}
-
-/** An id a listing showed: its record kept only when it is an upsert to deliver. */
-export interface ListedId {
-  id: string;
-  version: string;
-  versionMs: number;
-  /** The record, when the listing showed what tidemark never delivered; else null. */
-  record: unknown;
-}
-
-/**
- * A delete or an upsert a completed listing found, waiting to be delivered. A delete's
- * version is its id's last delivered one (as an ISO time): a receiver that keeps the newest
- * version takes it, and takes the record back if a later listing shows it again.
- */
-export interface PendingChange {
-  id: string;
-  op: DeliveryOp;
-  version: string;
-  versionMs: number;
-  record: unknown;
-  /** When the listing that found it began (our clock). */
-  foundAt: number;
-}
-
-/**
- * A reconciliation's storage (engine/reconcile.ts): its state, the ids of the listing going
- * on, and what completed listings found to deliver. Writes that a run makes are fenced by the
- * lease (R6); a request or a confirm (admin) is not, and is kept apart from the state so a
- * run's write never overwrites it.
- */
-export interface ReconcileStore {
-  state(): ReconcileState;
-  save(epoch: number, state: ReconcileState): boolean;
-  /** When an admin asked for a listing now, or null. */
-  requestedAt(): number | null;
-  /** When an admin confirmed the held deletes, or null. */
-  confirmedAt(): number | null;
-  request(at: number): void;
-  confirm(at: number): void;
-  /** A listing starts: the last one's ids are forgotten, and the request is taken. */
-  startListing(epoch: number, state: ReconcileState): boolean;
-  /** One page of a listing, with the state that says where the next one is. */
-  addPage(epoch: number, ids: readonly ListedId[], state: ReconcileState): boolean;
-  /**
-   * Ids delivered, not deleted, delivered before `before` (our clock), and absent from the
-   * listing: its deletes. `held` counts those of them already held.
-   */
-  countDeletes(before: number): { deletes: number; alsoHeld: number };
-  /** Held deletes waiting. */
-  heldCount(): number;
-  /** Ids known and not deleted. */
-  knownIds(): number;
-  /**
-   * A listing completed (it began at `foundAt`): with `agree`, the held deletes it finds
-   * again are released, and the other held ones dropped; its other deletes (held with
-   * `hold`) and its upserts become pending.
-   */
-  completeListing(
-    epoch: number,
-    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
-    state: ReconcileState,
-  ): boolean;
-  /** Releases the held deletes (a confirm), with the state that says so. */
-  releaseHeld(epoch: number, state: ReconcileState): boolean;
-  /** Up to `limit` changes waiting to be delivered, held ones not included. */
-  pending(limit: number): PendingChange[];
-  /** Pending changes handled (delivered, dead-lettered, or no longer needed). */
-  settle(epoch: number, done: readonly { id: string; op: DeliveryOp }[]): boolean;
-}
+export type {
+  Coverage,
+  FreshnessStore,
+  LatenessMeasurement,
+  LatenessObserver,
+  LatenessSummary,
+  NearMiss,
+  NudgeState,
+} from './freshness-ports.ts';
+export type {
+  ListedId,
+  ListingSummary,
+  PendingChange,
+  Reconciler,
+  ReconcileState,
+  ReconcileStep,
+  ReconcileStore,
+} from './reconcile-ports.ts';

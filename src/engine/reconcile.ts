@@ -11,11 +11,13 @@ import {
   type ReconcileState,
   type ReconcileStep,
   type ReconcileStore,
-  type RememberedId,
   type RunContext,
   type Source,
   type Update,
 } from './ports.ts';
+import type { FetchById } from './reconcile-ports.ts';
+import { decideDeletes, overtaken } from './reconcile-rules.ts';
+
 import { ignoredPaths, rememberDelivered } from './remembered-ids.ts';
 import { contentHash } from './unchanged.ts';
 
@@ -29,21 +31,6 @@ export const PENDING_PER_STEP = 100;
 function everything(now: number) {
   return { from: 0, to: now, bounded: false, startedAt: now, cut: false };
 }
-
-export const NO_RECONCILIATION: ReconcileState = {
-  dueAt: null,
-  listing: null,
-  held: null,
-  last: null,
-  error: null,
-  failures: 0,
-  retryAt: null,
-};
-
-/** Fetches one record by id (reconcile.fetch); null when the upstream says it is gone. */
-export type FetchById = (
-  id: string,
-) => Promise<{ ok: true; record: unknown | null } | { ok: false; error: string }>;
 
 /**
  * Reconciliation (reconcile): a full listing of every id, page by page across runs, after
@@ -211,25 +198,11 @@ class Turn {
     const before = listing.startedAt - ctx.config.lag_allowance;
     const { deletes, alsoHeld } = store.countDeletes(before);
     const known = store.knownIds();
-    const limit =
-      config.max_deletes.percent !== undefined
-        ? Math.floor((known * config.max_deletes.percent) / 100)
-        : config.max_deletes.count;
-    // Held deletes this listing finds again were found by two complete listings: they go
-    // out. Never on an empty listing's word, this one's or the held one's (an empty listing
-    // would agree with any other that is cut short): what it found waits for a confirm.
-    const agree = listing.ids > 0 && state.held !== null && !state.held.empty;
-    const agreed = agree ? alsoHeld : 0;
-    const fresh = deletes - agreed;
-    const reason =
-      listing.ids === 0
-        ? `the listing was empty: ${fresh} deletes of ${known} known ids`
-        : listing.unreadable > 0
-          ? `the listing had ${listing.unreadable} record(s) without a readable id`
-          : `${fresh} deletes of ${known} known ids exceed max_deletes (${limit})`;
-    const suspect = fresh > limit || listing.unreadable > 0 || listing.ids === 0;
-    const hold = fresh > 0 && suspect;
-    const outcome = hold ? 'held' : agreed > 0 ? 'agreed' : 'delivered';
+    const { ids, unreadable } = listing;
+    const { agree, hold, fresh, outcome, reason } = decideDeletes(
+      { ids, unreadable, deletes, alsoHeld, known, held: state.held },
+      config,
+    );
     const next: ReconcileState = {
       ...state,
       listing: null,
@@ -281,7 +254,7 @@ class Turn {
         const last = known.get(change.id);
         const update = updateOf(change);
         const gctx = change.op === 'delete' ? deleteCtx : upsertCtx;
-        if (await this.overtaken(change, last)) {
+        if (await overtaken(change, last, ctx)) {
           skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
           continue;
         }
@@ -310,26 +283,6 @@ class Turn {
         if (sent !== 'done') return sent;
       }
     }
-  }
-
-  /**
-   * Whether what a listing found was overtaken since: a delete whose id was delivered again
-   * after the listing began (it is back, or was never gone); an upsert the stream delivered
-   * meanwhile (that version or a newer one; compared by content, the same content).
-   */
-  private async overtaken(change: PendingChange, last: RememberedId | undefined): Promise<boolean> {
-    if (change.op === 'delete') {
-      return last !== undefined && (last.deleted || last.seenAt >= change.foundAt);
-    }
-    // A tombstone the listing shows, of an id delivered as deleted since (or never known).
-    if (this.ctx.isDeleted?.(change.record)) return last === undefined || last.deleted;
-    if (last === undefined || last.deleted) return false;
-    const versioned = change.version !== '';
-    if (this.ctx.config.reconcile?.compare === 'content' && last.hash !== null) {
-      if (versioned && last.versionMs > change.versionMs) return true;
-      return (await contentHash(change.record, ignoredPaths(this.ctx))) === last.hash;
-    }
-    return !versioned || last.versionMs >= change.versionMs;
   }
 
   /** Delivers one group through the usual path: batches, attempts, dead letters (R8). */

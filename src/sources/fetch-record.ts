@@ -1,7 +1,7 @@
 import { redact } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../deadline.ts';
-import type { FetchById } from '../engine/reconcile.ts';
+import type { FetchById } from '../engine/reconcile-ports.ts';
 import type { Authorizer } from './auth/authorizer.ts';
 import type { HttpFetch } from './http-source.ts';
 import { readBody } from './read-body.ts';

@@ -1,3 +1,5 @@
+import { RECONCILE_ACTIONS } from './client-reconcile.ts';
+
 /**
  * The dashboard's one script (the page's CSP nonce allows only it), plain JavaScript with no
  * build step. It keeps the token in sessionStorage and sends it as a bearer header, never in
@@ -243,37 +245,7 @@ async function discard(name, letter, label, reason) {
   if (result.status === 404) return say('Dead letter ' + label + ' of ' + name + ' is already gone', 'warn');
   say('Could not discard dead letter ' + label + ': ' + why(result.data, result.status), 'error');
 }
-/** Why a manual trigger started no run now (the reconcile routes trigger one), or null. */
-const skipWords = {
-  lease_held: 'a run is going on: it or the next tick takes it up',
-  paused: 'the poller is paused: resume it',
-  backing_off: 'it is backing off after failed runs',
-  disabled: 'it is disabled in its config',
-};
-const notNow = (trigger) =>
-  trigger && trigger.outcome === 'skipped' ? skipWords[trigger.reason] || trigger.reason : null;
-async function reconcile(name) {
-  const result = await call('POST', pollerPath(name) + '/reconcile');
-  const no = refused(result);
-  if (no) return say(no, 'error');
-  if (!result.ok) return say('Could not start a listing of ' + name + ': ' + why(result.data, result.status), 'error');
-  if (result.data.listing_in_progress) return say(name + ': a listing is going on; a new one starts when it completes', 'ok');
-  const later = notNow(result.data.trigger);
-  if (later) return say('Listing of ' + name + ' requested: the next run starts it (' + later + ')', 'warn');
-  say('Listing of ' + name + ' requested: it starts now', 'ok');
-}
-async function confirmDeletes(name) {
-  const result = await call('POST', pollerPath(name) + '/reconcile/confirm');
-  const no = refused(result);
-  if (no) return say(no, 'error');
-  if (result.status === 409 && result.data.outcome !== 'misconfigured') return say('No deletes of ' + name + ' are held any more: nothing to confirm', 'warn');
-  if (!result.ok) return say('Could not confirm the deletes of ' + name + ': ' + why(result.data, result.status), 'error');
-  const done = 'Confirmed ' + count(result.data.deletes, 'held delete') + ' of ' + name + ': ';
-  const later = notNow(result.data.trigger);
-  if (later) return say(done + 'the next run delivers them (' + later + ')', 'warn');
-  say(done + 'they are being delivered', 'ok');
-}
-async function replayAll(name) {
+${RECONCILE_ACTIONS}async function replayAll(name) {
   const seen = new Set();
   let cursor = null;
   let delivered = 0;

@@ -8,7 +8,7 @@ import type {
   ReconcileState,
   ReconcileStore,
 } from '../../engine/ports.ts';
-import { NO_RECONCILIATION } from '../../engine/reconcile.ts';
+import { NO_RECONCILIATION } from '../../engine/reconcile-rules.ts';
 import type { ReconcileInput } from '../reconcile-view.ts';
 import { StoredValueError } from './checked.ts';
 import type { StoreHost } from './host.ts';
