@@ -40,6 +40,7 @@ function streamView(store: PollerStore, stream: StreamStore): PollerStore {
   return {
     read: () => ({ ...store.read(), checkpoint: stream.checkpoint(), straggleMs: 0, stall: null }),
     holds: (epoch) => store.holds(epoch),
+    persistLease: (epoch) => store.persistLease(epoch),
     acquire: (expected, lease, nextTickAt) => store.acquire(expected, lease, nextTickAt),
     releaseIdle: (epoch, now) => store.releaseIdle(epoch, now),
     markRunning: (epoch, expiresAt) => store.markRunning(epoch, expiresAt),

@@ -191,6 +191,11 @@ async function deliverBatch(
     const op = deliveryOp(ctx, update);
     return { update, op, idempotencyKey: key, attempt: (before?.attempts ?? 0) + 1 };
   });
+  // The run's first effect outside the object: from here, its death must be recovered (R5).
+  if (!ctx.store.persistLease(epoch)) {
+    result.fenced = true;
+    return;
+  }
   const outcome = await ctx.deliverer.deliver(items);
   if (!ctx.store.holds(epoch)) {
     result.fenced = true;

@@ -227,9 +227,18 @@ export interface PollerStore {
   holds(epoch: number): boolean;
   /**
    * Compare-and-set on the epoch: grants `lease` only if the stored epoch is still
-   * `expectedEpoch`; with `nextTickAt`, books the poller's next tick in the same write.
+   * `expectedEpoch`; with `nextTickAt`, books the poller's next tick in the same write. A
+   * lease granted running (its run starts in this same turn) may be kept in memory until the
+   * run's first write or persistLease: a run that dies before either leaves nothing to
+   * recover, and the poller's alarm (set to its next tick) starts the next run.
    */
   acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean;
+  /**
+   * Writes a lease kept in memory (see acquire), before the run's first effect outside the
+   * object (a delivery): a run that dies after it is recovered at the lease's expiry (R5).
+   * False, writing nothing, when `epoch` no longer holds the lease (R6).
+   */
+  persistLease(epoch: number): boolean;
   /**
    * Gives back a lease nobody works under: granted but not started, or expired (its run is
    * dead). For a paused poller, which starts no run of any kind, not even a recovery.

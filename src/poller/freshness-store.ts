@@ -8,6 +8,7 @@ import type {
   NearMiss,
   NudgeState,
 } from '../engine/ports.ts';
+import { IDLE_WRITE_EVERY_MS } from './store/port.ts';
 
 type FreshnessRow = {
   nudge_pending: number;
@@ -43,6 +44,13 @@ export class SqliteFreshness implements FreshnessStore {
   private readonly sql: SqlStorage;
   /** Rows written by this instance, for cost checks. */
   rowsWritten = 0;
+  /**
+   * The coverage of runs that saw no late record, waiting in memory like an idle run's end
+   * (IDLE_WRITE_EVERY_MS): written with the next lateness write, or once it is that old. A
+   * crash loses it: the next run measures lateness from the coverage written before, so
+   * records late by less than the lost runs' windows go uncounted once.
+   */
+  private waiting: { coverage: Coverage; since: number } | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -90,6 +98,7 @@ export class SqliteFreshness implements FreshnessStore {
   }
 
   coverage(): Coverage | null {
+    if (this.waiting !== null) return this.waiting.coverage;
     const row = this.row();
     if (row.covered_to === null || row.covered_at === null || row.covered_checkpoint === null)
       return null;
@@ -97,8 +106,15 @@ export class SqliteFreshness implements FreshnessStore {
   }
 
   recordLateness(at: number, measured: LatenessMeasurement): void {
+    const { nearMiss, histogram } = measured;
+    if (measured.coverage !== null && nearMiss === null && histogram.count === 0) {
+      const since = this.waiting?.since ?? at;
+      this.waiting = { coverage: measured.coverage, since };
+      if (at - since < IDLE_WRITE_EVERY_MS) return;
+    }
+    const coverage = measured.coverage ?? this.waiting?.coverage ?? null;
+    this.waiting = null;
     this.storage.transactionSync(() => {
-      const { coverage, nearMiss, histogram } = measured;
       if (coverage !== null || nearMiss !== null) {
         this.write(
           `UPDATE freshness SET covered_to = COALESCE(?, covered_to), covered_at = COALESCE(?, covered_at),

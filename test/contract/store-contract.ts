@@ -26,6 +26,21 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(store.read().lease).toMatchObject({ epoch: 1, held: true, phase: 'acquired' });
   },
 
+  'grants a lease started at once against the epoch it was read at, and keeps it for persistLease'(
+    store,
+  ) {
+    const running: Lease = { ...lease(1), phase: 'running' };
+    expect(store.acquire(0, running, 60_000)).toBe(true);
+    expect(store.acquire(0, { ...running, epoch: 2 })).toBe(false);
+    expect(store.read()).toMatchObject({
+      lease: { epoch: 1, held: true, phase: 'running' },
+      nextTickAt: 60_000,
+    });
+    expect(store.persistLease(1)).toBe(true);
+    expect(store.persistLease(2)).toBe(false);
+    expect(store.holds(1)).toBe(true);
+  },
+
   'marks a run as running exactly once per epoch'(store) {
     store.acquire(0, lease(1));
     expect(store.markRunning(1, 950_000)).toBe(true);

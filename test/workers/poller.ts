@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import type { Poller } from '../../src/poller/durable-object.ts';
+import type { StoreHost } from '../../src/poller/store/host.ts';
 import { SqliteStore } from '../../src/poller/store/index.ts';
 
 const DUE_SLACK_MS = 100;
@@ -10,7 +11,17 @@ const DUE_SLACK_MS = 100;
  * the object's store keeps the state row it last read until it writes, so it is told.
  */
 export function writtenBehindTheStore(instance: Poller): void {
-  (instance as unknown as { sqlite: { forget(): void } }).sqlite.forget();
+  storeOf(instance).forget();
+}
+
+/** The SQL host under a store: what waits in memory to be written (StoreHost.defer). */
+export function hostOf(store: SqliteStore): StoreHost {
+  return (store as unknown as { host: StoreHost }).host;
+}
+
+/** The object's store, as the object holds it (its state row as the object sees it). */
+export function storeOf(instance: Poller): SqliteStore {
+  return (instance as unknown as { sqlite: SqliteStore }).sqlite;
 }
 const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
 
@@ -54,20 +65,20 @@ export function newPoller(config: string, objectName?: string) {
   named.catch(() => {}); // a failure surfaces in the calls that wait for it
   // A fresh stub per call: after the object is aborted, an old stub stays broken.
   const fresh = () => whenNamed(env.POLLER.get(id), named);
+  // What an idle run keeps in memory (StoreHost.defer) is written first: the test's SQL sees
+  // the storage as the object's next write would leave it.
   const sql = <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) =>
     runInDurableObject(fresh(), (instance: Poller, state) => {
+      storeOf(instance).flush();
       const rows = state.storage.sql.exec<T>(query, ...bindings).toArray();
       writtenBehindTheStore(instance);
       return rows;
     });
   const alarmAt = () =>
     runInDurableObject(fresh(), (_instance: Poller, state) => state.storage.getAlarm());
-  const leaseRow = async () =>
-    (
-      await sql<{ lease_held: number; lease_phase: string; lease_expires_at: number | null }>(
-        'SELECT lease_held, lease_phase, lease_expires_at FROM poller_state',
-      )
-    )[0];
+  // As the object sees it (a lease held in memory included), writing nothing.
+  const leaseRow = () =>
+    runInDurableObject(fresh(), (instance: Poller) => storeOf(instance).read().lease);
 
   const poller = {
     stub: fresh,
@@ -83,11 +94,11 @@ export function newPoller(config: string, objectName?: string) {
       let quiet = 0;
       for (let step = 0; step < limit; step += 1) {
         const lease = await leaseRow();
-        const live = lease?.lease_held === 1 && (lease.lease_expires_at ?? 0) > Date.now();
+        const live = lease.held && (lease.expiresAt ?? 0) > Date.now();
         const at = await alarmAt();
         // The test's clock and the object's can differ by a few ms: "due" allows for that.
         const due = at !== null && at <= Date.now() + DUE_SLACK_MS;
-        if (live && lease?.lease_phase === 'running') await pause();
+        if (live && lease.phase === 'running') await pause();
         else if (live || due) await runDurableObjectAlarm(fresh());
         else if (++quiet >= 3) return;
         else {
@@ -106,6 +117,23 @@ export function newPoller(config: string, objectName?: string) {
       await poller.settle();
       return reply;
     },
+    /**
+     * Makes the poller's own tick due now, as if its time had come: in what the object keeps
+     * in memory, writing nothing (a test's SQL would write what waits there first).
+     */
+    dueNow: () =>
+      runInDurableObject(fresh(), (instance: Poller) => {
+        hostOf(storeOf(instance)).defer({ next_tick_at: Date.now() }, Date.now());
+      }),
+    /** The state row as stored, without writing what waits in memory first. */
+    storedRow: () =>
+      runInDurableObject(fresh(), (_instance: Poller, state) =>
+        state.storage.sql
+          .exec<{ checkpoint: number | null; runs: number; lease_held: number; epoch: number }>(
+            'SELECT checkpoint, runs, lease_held, epoch FROM poller_state',
+          )
+          .one(),
+      ),
     /** Sets the stored checkpoint, as if the last successful run had started then. */
     setCheckpoint: (at: number) => sql('UPDATE poller_state SET checkpoint = ?', at),
     checkpoint: async () =>

@@ -148,6 +148,11 @@ export class History {
     ];
   }
 
+  /** An idle run's line as it waits in the state row (`idle_run`), folded with the one there. */
+  idleLine(run: RunRecord): string {
+    return JSON.stringify(this.folded(run));
+  }
+
   /**
    * An idle run as it waits in the state row: the next id, folded with the idle run waiting
    * before it (if any), so that every id stays findable without a row of its own.
@@ -187,10 +192,8 @@ export class History {
 
   /** The last run when it was idle: kept in the state row, not yet a line of the ring. */
   private idleRun(): StoredRun | null {
-    const row = this.host.sql
-      .exec<{ idle_run: string | null }>('SELECT idle_run FROM poller_state WHERE id = 1')
-      .one();
-    return row.idle_run === null ? null : idleRunOf(row.idle_run);
+    const text = this.host.row().idle_run;
+    return text === null ? null : idleRunOf(text);
   }
 
   /**
@@ -228,7 +231,7 @@ export class History {
 }
 
 /** A run that found nothing to do: its line waits in the state row (see History). */
-function isIdle(run: RunRecord): boolean {
+export function isIdle(run: RunRecord): boolean {
   return (
     run.outcome === 'success' && run.records === 0 && run.deadLettered === 0 && run.error === null
   );

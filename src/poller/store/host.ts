@@ -1,6 +1,20 @@
 // The SQL host: owns no table. Every write of the store goes through it: transactions,
-// metering (poller_state.rows_written, alarm_writes), the state-row cache, the R14 liveness check.
+// metering (poller_state.rows_written, alarm_writes), the state-row cache, the state-row
+// write that may wait (deferred), the R14 liveness check.
 import type { StateRow } from './state-row.ts';
+
+/** Counters of the state row a deferred write adds to. */
+type CounterColumn = 'runs' | 'successes';
+
+/**
+ * A write of the state row that waits in memory (see StoreHost.defer): the columns it sets,
+ * the counters it adds to, and since when it waits.
+ */
+interface DeferredWrite {
+  set: Partial<StateRow>;
+  add: Partial<Record<CounterColumn, number>>;
+  since: number;
+}
 
 /**
  * The SQL host of a poller's store: owns no table of its own, but every write of the store's
@@ -29,6 +43,15 @@ export class StoreHost {
    * rolled-back transaction and forget(), for a deleteAll() from outside the store.
    */
   private stateRow: Readonly<StateRow> | null = null;
+  /**
+   * The state row's write that waits (an idle run's lease and end, a registry memo): in
+   * memory only, read through row() as if written, and written before any other write of
+   * this store, in that write's transaction, so no write ever lands on a row older than
+   * what the object has shown. A crash loses it: see PollerStateStore for what that costs.
+   */
+  private deferred: DeferredWrite | null = null;
+  /** row() with the deferred write over it, until either changes. */
+  private merged: Readonly<StateRow> | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -47,9 +70,11 @@ export class StoreHost {
     return this.life.live;
   }
 
-  /** Runs a write statement; counts and returns the rows it wrote. */
+  /** Runs a write statement (after the deferred write, if any); counts and returns the rows it wrote. */
   write(query: string, ...bindings: unknown[]): number {
+    this.flush();
     this.stateRow = null;
+    this.merged = null;
     if (!this.life.live) return 0;
     const cursor = this.sql.exec(query, ...bindings);
     cursor.toArray();
@@ -59,7 +84,9 @@ export class StoreHost {
 
   /** Runs a write statement with RETURNING; counts the rows it wrote and returns the rows. */
   returning<T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]): T[] {
+    this.flush();
     this.stateRow = null;
+    this.merged = null;
     if (!this.life.live) return [];
     const cursor = this.sql.exec<T>(query, ...bindings);
     const rows = cursor.toArray();
@@ -121,29 +148,97 @@ export class StoreHost {
     };
   }
 
-  /** A transaction; one rolled back may have undone what holds() read inside it. */
+  /**
+   * A transaction; one rolled back may have undone what holds() read inside it, and the
+   * deferred write it made: that one waits again.
+   */
   transaction<T>(work: () => T): T {
+    const deferred = copyOf(this.deferred);
     try {
       return this.storage.transactionSync(work);
     } catch (error) {
       this.stateRow = null;
+      this.merged = null;
+      this.deferred ??= deferred;
       throw error;
     }
   }
 
-  /** The state row, as last read (see stateRow). */
+  /** The state row, as last read (see stateRow), with the deferred write over it. */
   row(): Readonly<StateRow> {
+    if (this.merged !== null) return this.merged;
     this.stateRow ??= this.sql.exec<StateRow>('SELECT * FROM poller_state WHERE id = 1').one();
-    return this.stateRow;
+    const deferred = this.deferred;
+    if (deferred === null) return this.stateRow;
+    const row: StateRow = { ...this.stateRow, ...deferred.set };
+    for (const [column, added] of Object.entries(deferred.add) as [CounterColumn, number][]) {
+      row[column] += added;
+    }
+    this.merged = row;
+    return row;
   }
 
-  /** The storage was changed outside this store (deleteAll): nothing read before holds. */
+  /**
+   * Sets columns of the state row (and adds to its counters) in memory only: row() shows them
+   * at once, the next write of this store writes them first, and flush() writes them now.
+   * For what may be lost in a crash at no risk (see PollerStateStore): never a commit of
+   * records, a dead letter or a failure.
+   */
+  defer(set: Partial<StateRow>, now: number, add: Partial<Record<CounterColumn, number>> = {}) {
+    if (!this.life.live) return;
+    this.deferred ??= { set: {}, add: {}, since: now };
+    const deferred = this.deferred;
+    Object.assign(deferred.set, set);
+    for (const [column, added] of Object.entries(add) as [CounterColumn, number][]) {
+      deferred.add[column] = (deferred.add[column] ?? 0) + added;
+    }
+    this.merged = null;
+  }
+
+  /** Since when a deferred write waits (null: none). */
+  deferredSince(): number | null {
+    return this.deferred?.since ?? null;
+  }
+
+  /** What the deferred write sets, if anything waits (its columns' values). */
+  deferredSet(): Readonly<Partial<StateRow>> | null {
+    return this.deferred?.set ?? null;
+  }
+
+  /** Writes the deferred write now, with the write counters: one row. */
+  flush(): void {
+    const deferred = this.deferred;
+    if (deferred === null) return;
+    this.deferred = null; // before the write, which would flush it again
+    const sets = Object.keys(deferred.set).map((column) => `${column} = ?`);
+    const adds = Object.keys(deferred.add).map((column) => `${column} = ${column} + ?`);
+    if (sets.length + adds.length === 0) return;
+    try {
+      this.updateState(
+        [...sets, ...adds].join(', '),
+        'WHERE id = 1',
+        ...Object.values(deferred.set),
+        ...Object.values(deferred.add),
+      );
+    } catch (error) {
+      this.deferred ??= deferred;
+      throw error;
+    }
+  }
+
+  /** The storage was changed outside this store (deleteAll): nothing read or deferred holds. */
   forget(): void {
     this.stateRow = null;
+    this.merged = null;
+    this.deferred = null;
   }
 
   /** The whole database's size in bytes, as the platform counts it. */
   databaseBytes(): number {
     return this.sql.databaseSize;
   }
+}
+
+function copyOf(deferred: DeferredWrite | null): DeferredWrite | null {
+  return deferred && { set: { ...deferred.set }, add: { ...deferred.add }, since: deferred.since };
 }

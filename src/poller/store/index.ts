@@ -154,6 +154,11 @@ export class SqliteStore extends PollerStateStore {
     return this.host.writeCounts();
   }
 
+  /** Writes now what waits in memory to be written with the next write (StoreHost.defer). */
+  flush(): void {
+    this.host.flush();
+  }
+
   /** The storage was changed outside this store (deleteAll, a test's SQL): nothing read holds. */
   forget(): void {
     this.host.forget();

@@ -27,6 +27,8 @@ export class ObjectMeta {
 
   /** Stores the poller's name, once: the alarm of an object whose id has no name needs it. */
   rememberName(name: string): void {
+    // Read first: a write, even one that changes nothing, writes the deferred state row first.
+    if (this.name() !== null) return;
     this.host.write("INSERT OR IGNORE INTO meta (key, value) VALUES ('name', ?)", name);
   }
 

@@ -30,6 +30,8 @@ export class Presence {
 
   /** Notes when this object first saw its poller (a status call, a trigger): once. */
   seen(now: number): void {
+    // Read first: a write, even one that changes nothing, writes the deferred state row first.
+    if (this.host.row().first_seen_at !== null) return;
     this.host.write(
       'UPDATE poller_state SET first_seen_at = ? WHERE id = 1 AND first_seen_at IS NULL',
       now,
@@ -41,9 +43,7 @@ export class Presence {
   }
 
   lastReport(): LastReport | null {
-    const text = this.host.sql
-      .exec<{ last_report: string | null }>('SELECT last_report FROM poller_state WHERE id = 1')
-      .one().last_report;
+    const text = this.host.row().last_report;
     if (text === null) return null;
     try {
       return lastReportOf(text);
@@ -55,9 +55,10 @@ export class Presence {
   }
 
   setLastReport(report: Required<LastReport>): void {
-    // In the state row, whose write brings the write counters up to date: a report made
-    // after a run's end is counted in storage at once, not at the next run.
-    this.host.updateState('last_report = ?', 'WHERE id = 1', JSON.stringify(report));
+    // Deferred (StoreHost.defer): written with the state row's next write, so a report costs
+    // the poller no row of its own. Only a memo of what was sent: lost in a crash, the next
+    // run reports again.
+    this.host.defer({ last_report: JSON.stringify(report) }, report.at);
   }
 }
 

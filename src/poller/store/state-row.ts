@@ -6,8 +6,9 @@ import { FAILURE_KINDS, known, LEASE_PHASES, TRIGGER_KINDS, WAKEUP_REASONS } fro
  * The row of `poller_state` as the store reads it (migrations 1–12), and its checked mapper
  * to the engine's PollerState. One row holds the lease, the checkpoint, what comes next, the
  * counters of history and the kept sizes of every table: a run's bookkeeping is one row write.
- * The columns the store reads by themselves (idle_run, last_report, the write counters) are
- * not in it: they are read by their owners.
+ * The write counters are not in it: they are read by the host alone. `idle_run` and
+ * `last_report` are, for their owners (History, Presence) read them through the host's row,
+ * which shows a deferred write of them (StoreHost.defer) as if it were written.
  */
 export type StateRow = {
   checkpoint: number | null;
@@ -48,6 +49,8 @@ export type StateRow = {
   audit_bytes: number;
   dead_letters_pruned: number;
   dead_letters_pruned_at: number | null;
+  idle_run: string | null;
+  last_report: string | null;
 };
 
 /** The engine's view of the state row, its kinds checked against what the store writes. */
