@@ -13,6 +13,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeFormatted } from '../sim/write-formatted.ts';
 import { type CatchUp, catchUp } from './catch-up.ts';
+import { type Redeliveries, redeliveriesPerCrash } from './crash.ts';
 import { type MillionWindow, millionWindow } from './million.ts';
 import { type RowsPerRun, rowsPerRun } from './rows.ts';
 import { meets, percent, type Spread, showSpread, spread, thousands } from './stats.ts';
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     'million-reps': { type: 'string', default: '3' },
     'catchup-hours': { type: 'string', default: '3' },
     'catchup-reps': { type: 'string', default: '3' },
+    'crash-records': { type: 'string', default: '10000' },
+    crashes: { type: 'string', default: '50' },
     out: { type: 'string', default: 'docs/benchmarks.md' },
     'no-write': { type: 'boolean', default: false },
   },
@@ -53,12 +56,13 @@ for (let rep = 0; rep < Number(values['million-reps']); rep += 1) {
   console.error(`million rep ${rep + 1}: heap growth ${millions.at(-1)?.heapGrowthMb} MB`);
 }
 const backlog = await catchUp(HOURS, Number(values['catchup-reps']));
+const crashes = await redeliveriesPerCrash(Number(values['crash-records']), Number(values.crashes));
 const minutes = (Date.now() - began) / 60_000;
 if (!cpu || !latent) throw new Error('no throughput figures');
-console.log(JSON.stringify({ cpu, latent, rows, millions, backlog }, null, 2));
+console.log(JSON.stringify({ cpu, latent, rows, millions, backlog, crashes }, null, 2));
 
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-const markdown = render(cpu, latent, rows, millions, backlog);
+const markdown = render(cpu, latent, rows, millions, backlog, crashes);
 if (!values['no-write']) {
   // `npm run bench:fleet` writes its own section, between markers: kept as it is.
   const existing = existsSync(values.out) ? readFileSync(values.out, 'utf8') : '';
@@ -73,6 +77,7 @@ function render(
   rows: RowsPerRun,
   millions: MillionWindow[],
   backlog: CatchUp,
+  crashes: Redeliveries,
 ): string {
   const ms = (n: number) => `${thousands(n)} ms`;
   const million = millions[0] ?? { records: 0 };
@@ -94,9 +99,9 @@ function render(
     ],
     [
       'throughput vs the bare loop, no latency',
-      '≥ 70%',
+      '≥ 85%',
       showSpread(cpu.ratio, percent),
-      meets(cpu.ratio, (r) => r >= 0.7),
+      meets(cpu.ratio, (r) => r >= 0.85),
     ],
     [
       'catch-up time / max(upstream floor, receiver floor)',
@@ -112,10 +117,19 @@ function render(
     ],
     [
       'rows written per empty run, alarms included',
-      '≤ 3',
+      '≤ 1',
       showSpread(rows.empty.writes, String),
-      meets(rows.empty.writes, (n) => n <= 3),
+      meets(rows.empty.writes, (n) => n <= 1),
     ],
+    ...crashes.variants.map(
+      (variant) =>
+        [
+          `redeliveries per crash mid-window, batch ${variant.batch} × concurrency ${variant.concurrency}`,
+          `≤ ${variant.inFlight}`,
+          showSpread(variant.with, String),
+          meets(variant.with, (n) => n <= variant.inFlight),
+        ] as const,
+    ),
     [
       `${thousands(million.records)} records in one window: heap growth`,
       '< 64 MB',
@@ -181,7 +195,7 @@ ${[cpu, latent]
 
 With no latency, the ratio measures CPU alone, on a machine others share: the same bare loop
 took from ${ms(cpu.bareMs.min)} to ${ms(cpu.bareMs.max)} here, and tidemark from ${ms(cpu.tidemarkMs.min)} to ${ms(cpu.tidemarkMs.max)}, so a single
-repetition says little and the median of ${CPU_REPS} is the figure. There tidemark is ${{ yes: 'above 70% in every repetition', 'median only': `above 70% in the median (${percent(cpu.ratio.median)}), not in every repetition`, no: 'below 70%' }[meets(cpu.ratio, (r) => r >= 0.7)]}. workerd runs
+repetition says little and the median of ${CPU_REPS} is the figure. There tidemark is ${{ yes: 'above 85% in every repetition', 'median only': `above 85% in the median (${percent(cpu.ratio.median)}), not in every repetition`, no: 'below 85%' }[meets(cpu.ratio, (r) => r >= 0.85)]}. workerd runs
 every isolate on one thread (the upstream, the receiver, tidemark and the bare loop take
 turns), so looking ahead overlaps nothing; and per record and per page tidemark does work the
 bare loop does not: it parses each record's timestamp, builds its ledger key and checks it
@@ -213,6 +227,31 @@ after the first two.
 | of which SQLite rows | ${showSpread(rows.empty.rows, String)} | ${showSpread(rows.hundred.rows, String)} |
 | of which alarm writes | ${showSpread(rows.empty.alarms, String)} | ${showSpread(rows.hundred.alarms, String)} |
 | wall time of the run (duration) | ${showSpread(rows.empty.ms, ms)} | ${showSpread(rows.hundred.ms, ms)} |
+
+An empty run writes no row of its own: its lease, its end, the checkpoint it moved and the
+counters wait in the object's memory and are written with the next write, or at the latest
+15 minutes after the first of them waited (\`IDLE_WRITE_EVERY_MS\`): one row more per 15
+minutes of idle runs, by construction (2,880 a month), which ${rows.empty.writes.samples.length} runs 2 s apart do not reach.
+
+## Redeliveries after a crash
+
+The real engine (\`bench/crash.ts\`, in Node over the in-memory store) delivers one window of
+${thousands(crashes.records)} records, unsorted (so C moves only when it ends), pages of 100; its object dies at a
+random delivery request, as after a SIGKILL (its store refuses every call from then on and no
+answer reaches it), and a fresh instance recovers at the lease's expiry and finishes the window.
+${crashes.crashes} crash points, the same for both columns; counted: what the receiver got more than once.
+"With" is tidemark now (a row per delivered page of a window that goes on, \`ledger_pages\`);
+"without" is the same engine with that row not written (the window's deliveries reach the
+ledger when it ends, as before #23).
+
+| delivery | bound: concurrency × batch + the page | redeliveries per crash, with | without |
+| --- | ---: | ---: | ---: |
+${crashes.variants.map((v) => `| batch ${v.batch}, concurrency ${v.concurrency} | ${v.inFlight} | **${showSpread(v.with, thousands)}** | ${showSpread(v.without, thousands)} |`).join('\n')}
+
+A crash redelivers the page it died in (what was delivered of it, and what was in flight),
+never the pages before. The price is one row per delivered page but a window's last (which
+goes with the window's commit), and one more when the commit prunes it: 2 rows per page of a
+longer window (20,000 per million records in pages of 100), none for a window of one page.
 
 ## One window of ${thousands(million.records)} records
 

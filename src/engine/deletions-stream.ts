@@ -48,6 +48,7 @@ function streamView(store: PollerStore, stream: StreamStore): PollerStore {
     commitWindow: (epoch, checkpoint, remember, pruneBelow) =>
       stream.commitWindow(epoch, checkpoint, remember, pruneBelow),
     remember: (epoch, entries) => stream.remember(epoch, entries),
+    rememberPage: (epoch, entries) => stream.remember(epoch, entries),
     finishRun: (epoch, run, next, commit) => store.finishRun(epoch, run, next, commit),
     recordRun: (run) => store.recordRun(run),
     recordRecovery: (run) => store.recordRecovery(run),

@@ -197,6 +197,10 @@ export class MemoryStore implements PollerStore {
     this.rowsWritten += 1;
   }
 
+  rememberPage(epoch: number, entries: LedgerEntry[]): boolean {
+    return this.remember(epoch, entries); // one map: a row per page is the SQLite store's saving
+  }
+
   persistLease(epoch: number): boolean {
     return this.holds(epoch); // every lease of this store is as durable as the rest of it
   }

@@ -2,6 +2,7 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type DeliveryPlan, deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
 import { ownFailures, unreadableKey } from './idempotency.ts';
+import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
   type FailingUpdate,
@@ -250,8 +251,14 @@ export async function pollWindow(
       }
       const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
       if (outcome.fenced) return { kind: 'fenced' };
-      if (!(await rememberDelivered(ctx, epoch, [...unchanged, ...outcome.delivered], hashes))) {
-        return { kind: 'fenced' };
+      const handled = [...unchanged, ...outcome.delivered];
+      if (!(await rememberDelivered(ctx, epoch, handled, hashes))) return { kind: 'fenced' };
+      // A page of a window that goes on is kept at once (a row): a crash redelivers the page
+      // in flight, not the window so far. The last page's go with the window's commit.
+      if (result.next !== null && handled.length > 0 && ctx.stream !== 'listing') {
+        if (!store.rememberPage(epoch, untilNearFuture(handled, ctx.now()))) {
+          return { kind: 'fenced' };
+        }
       }
       delivered.add(outcome.delivered);
       tally.records += outcome.delivered.length;

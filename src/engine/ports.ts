@@ -258,6 +258,12 @@ export interface PollerStore {
   /** Remembers deliveries of a window that did not complete, so the retry skips them. */
   remember(epoch: number, entries: LedgerEntry[]): boolean;
   /**
+   * Remembers a page just delivered by a window that goes on (in one row), so that the run
+   * after a crash skips it: a crash redelivers at most the page in flight (R9's ledger,
+   * pruned with it as C moves). Fenced (R6).
+   */
+  rememberPage(epoch: number, entries: LedgerEntry[]): boolean;
+  /**
    * Releases the lease and records the run, its counters and what happens next; with
    * `commit`, also commits the run's last window (as commitWindow would), in the same write.
    */

@@ -1,6 +1,7 @@
 import { decideAfterWindow } from './after-window.ts';
 import { retryAt } from './backoff.ts';
 import { RunBudget } from './budget.ts';
+import { untilNearFuture } from './near-future.ts';
 import { holdsLease, ledgerFloor, pollWindow, straggle, type Tally } from './poll-window.ts';
 import type {
   LedgerEntry,
@@ -318,23 +319,6 @@ function windowCommit(
   return { checkpoint, remember: untilNearFuture(remember, ctx.now()), pruneBelow };
 }
 
-/** Versions stamped further ahead of our clock than this are an upstream's clock bug. */
-export const FAR_FUTURE_MS = 24 * 3_600_000;
-
-/**
- * A version stamped far in the future (an upstream clock bug: the year 2999) would stay in
- * the ledger forever, loaded by every window. It is remembered as if stamped FAR_FUTURE_MS
- * from now, so it is pruned a day later (the upstream, still showing it, then has it
- * delivered again: about once a day, never lost, and the ledger stays bounded).
- */
-function untilNearFuture(entries: LedgerEntry[], now: number): LedgerEntry[] {
-  const latest = now + FAR_FUTURE_MS;
-  if (!entries.some((entry) => entry.versionMs > latest)) return entries;
-  return entries.map((entry) =>
-    entry.versionMs > latest ? { ...entry, versionMs: latest } : entry,
-  );
-}
-
 /** A run whose reconciliation listing wants more than the run's budget had left. */
 const CONTINUE_LISTING = 'the reconciliation listing goes on in a continuation';
 
@@ -344,3 +328,5 @@ export const PROGRESS_EVERY_MS = 30_000;
 function redact(ctx: RunContext, text: string): string {
   return ctx.redact ? ctx.redact(text) : text;
 }
+
+export { FAR_FUTURE_MS } from './near-future.ts';

@@ -317,6 +317,13 @@ export const MIGRATIONS: readonly string[] = [
      last_error_at INTEGER,
      refused_for TEXT
    );`,
+  // 18: the deliveries of a window still going, a row per delivered page (Ledger.addPage):
+  // the run after a crash skips them. No index: a handful of rows, pruned as C moves.
+  `CREATE TABLE ledger_pages (
+     seq INTEGER PRIMARY KEY,
+     max_version_ms INTEGER NOT NULL,
+     entries TEXT NOT NULL
+   );`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

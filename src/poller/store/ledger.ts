@@ -1,4 +1,4 @@
-// Owns the ledger table, and the ledger's boundary and size in poller_state.
+// Owns the ledger and ledger_pages tables, and the ledger's boundary and size in poller_state.
 import { type LedgerEntry, ledgerKey } from '../../engine/ports.ts';
 import { numberAt, StoredValueError, stringAt } from './checked.ts';
 import type { StoreHost } from './host.ts';
@@ -55,7 +55,31 @@ export class Ledger {
     for (const entry of this.boundary()) {
       if (entry.versionMs >= from) keys.add(ledgerKey(entry.id, entry.version));
     }
+    for (const row of this.host.sql.exec<{ entries: string }>(
+      'SELECT entries FROM ledger_pages WHERE max_version_ms >= ?',
+      from,
+    )) {
+      for (const entry of decodeEntries(row.entries, 'ledger_pages.entries')) {
+        if (entry.versionMs >= from) keys.add(ledgerKey(entry.id, entry.version));
+      }
+    }
     return keys;
+  }
+
+  /**
+   * A page a window still going has delivered, in one row of `ledger_pages`: the run after
+   * a crash skips it, so a crash redelivers only the page in flight. A window's commit keeps
+   * what the next window needs as ever (remember), and prunes the batches below its
+   * `pruneBelow` (commit). Not counted in the ledger's size: a few rows, gone as C moves.
+   */
+  addPage(entries: LedgerEntry[]): void {
+    if (entries.length === 0) return;
+    const max = Math.max(...entries.map((entry) => entry.versionMs));
+    this.host.write(
+      'INSERT INTO ledger_pages (max_version_ms, entries) VALUES (?, ?)',
+      max,
+      encodeEntries(entries),
+    );
   }
 
   /**
@@ -87,6 +111,7 @@ export class Ledger {
         droppedBytes += row.bytes;
       }
     }
+    this.host.write('DELETE FROM ledger_pages WHERE max_version_ms < ?', pruneBelow);
     return { boundary, rows: added.rows - droppedRows, bytes: added.bytes - droppedBytes };
   }
 
@@ -105,6 +130,7 @@ export class Ledger {
   /** Empties the table; the state row's part is LEDGER_CLEARED, in the caller's write. */
   clear(): void {
     this.host.write('DELETE FROM ledger');
+    this.host.write('DELETE FROM ledger_pages');
   }
 
   /** Ledger entries: the table's rows and the boundary kept in the state row. */
@@ -137,16 +163,24 @@ export class Ledger {
   }
 }
 
+/** Ledger entries as `[id, version, versionMs]` triples, in JSON. */
+function encodeEntries(entries: LedgerEntry[]): string {
+  return JSON.stringify(entries.map((entry) => [entry.id, entry.version, entry.versionMs]));
+}
+
 function encodeBoundary(entries: LedgerEntry[]): string | null | undefined {
   if (entries.length === 0) return null;
-  const text = JSON.stringify(entries.map((entry) => [entry.id, entry.version, entry.versionMs]));
+  const text = encodeEntries(entries);
   return text.length <= BOUNDARY_MAX_CHARS ? text : undefined;
 }
 
-/** The boundary as encodeBoundary wrote it: `[id, version, versionMs]` triples, checked. */
+/** The boundary as encodeBoundary wrote it, checked. */
 function decodeBoundary(text: string | null): LedgerEntry[] {
-  if (text === null) return [];
-  const column = 'poller_state.ledger_boundary';
+  return text === null ? [] : decodeEntries(text, 'poller_state.ledger_boundary');
+}
+
+/** Entries as encodeEntries wrote them into `column`: `[id, version, versionMs]` triples, checked. */
+function decodeEntries(text: string, column: string): LedgerEntry[] {
   const entries: unknown = JSON.parse(text);
   if (!Array.isArray(entries)) throw new StoredValueError(column, entries);
   return entries.map((entry: unknown) => {

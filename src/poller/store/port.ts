@@ -214,6 +214,10 @@ export class PollerStateStore implements PollerStore {
     });
   }
 
+  rememberPage(epoch: number, entries: LedgerEntry[]): boolean {
+    return this.fenced(epoch, () => this.tables.ledger.addPage(entries));
+  }
+
   remember(epoch: number, entries: LedgerEntry[]): boolean {
     if (!this.holds(epoch)) return false;
     this.host.transaction(() => this.tables.ledger.add(entries));
