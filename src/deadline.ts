@@ -2,7 +2,7 @@ import { formatDuration } from './config/duration.ts';
 
 /**
  * Deadlines for outbound work (upstream pages, deliveries), with one timer each that is
- * always cleared. `AbortSignal.timeout` leaves its timer armed until it fires, and workerd
+ * always cleared, or one timer per DeadlineClock (the hot paths). `AbortSignal.timeout` leaves its timer armed until it fires, and workerd
  * caps an isolate at 10,000 active timeouts: a long run of fast requests would hit that cap.
  */
 
@@ -49,6 +49,86 @@ export function startDeadline(ms: number, cancel?: AbortSignal): Deadline {
   };
 }
 
+/**
+ * Deadlines of one length that share one timer, for the hot paths (a source's pages, a
+ * webhook's batches): a timer per request costs a setTimeout and a clearTimeout each, this
+ * an entry in a Set while requests overlap. The timer waits for the oldest pending deadline
+ * (all have the same length, so the oldest is the first in the Set), is set again when it
+ * fires for the next one, and is cleared as soon as none is pending: no timer outlives the
+ * work, and an object with nothing to do has none armed.
+ */
+/** A deadline a clock waits for: when it passes, and what it does then. */
+interface Pending {
+  at: number;
+  end: (reason: unknown) => void;
+}
+
+export class DeadlineClock {
+  private readonly pending = new Set<Pending>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(readonly ms: number) {}
+
+  /** A deadline `ms` from now; one that `cancel` aborts comes at once (see startDeadline). */
+  start(cancel?: AbortSignal): Deadline {
+    const controller = new AbortController();
+    let stop = () => {};
+    const entry: Pending = { at: Date.now() + this.ms, end: () => {} };
+    const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+      entry.end = (reason) => {
+        this.drop(entry);
+        stop();
+        controller.abort(reason);
+        resolve(TIMED_OUT);
+      };
+    });
+    this.pending.add(entry);
+    if (this.timer === undefined) this.arm(entry.at);
+    if (cancel) {
+      const onCancel = () => entry.end(cancel.reason);
+      if (cancel.aborted) onCancel();
+      else cancel.addEventListener('abort', onCancel, { once: true });
+      stop = () => cancel.removeEventListener('abort', onCancel);
+    }
+    return {
+      signal: controller.signal,
+      expired,
+      clear: () => {
+        this.drop(entry);
+        stop();
+      },
+    };
+  }
+
+  /** Runs `work` under a deadline from this clock (see withDeadline). */
+  async run<T>(work: (signal: AbortSignal) => Promise<T>): Promise<Deadlined<T>> {
+    return raceDeadline(this.start(), this.ms, work);
+  }
+
+  private drop(entry: Pending): void {
+    if (!this.pending.delete(entry) || this.pending.size > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(at: number): void {
+    // Date.now() in workerd moves with I/O: at least 1 ms, so a timer never spins.
+    this.timer = setTimeout(() => this.fire(), Math.max(1, at - Date.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = Date.now();
+    for (const entry of this.pending) {
+      if (entry.at > now) {
+        this.arm(entry.at);
+        return;
+      }
+      entry.end(new DOMException(`timed out after ${formatDuration(this.ms)}`, 'TimeoutError'));
+    }
+  }
+}
+
 /** How work under a deadline went: its value, or the deadline came first. */
 export type Deadlined<T> = { timedOut: false; value: T } | { timedOut: true; error: string };
 
@@ -58,11 +138,18 @@ export type Deadlined<T> = { timedOut: false; value: T } | { timedOut: true; err
  * is what keeps a run within `max_run` + one timeout, the bound `lease_ttl` is checked
  * against (R5).
  */
-export async function withDeadline<T>(
+export function withDeadline<T>(
   ms: number,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<Deadlined<T>> {
-  const deadline = startDeadline(ms);
+  return raceDeadline(startDeadline(ms), ms, work);
+}
+
+async function raceDeadline<T>(
+  deadline: Deadline,
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<Deadlined<T>> {
   try {
     const done = work(deadline.signal).then((value): Deadlined<T> => ({ timedOut: false, value }));
     const timedOut = deadline.expired.then(

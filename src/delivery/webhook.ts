@@ -1,5 +1,5 @@
 import { redact } from '../config/interpolate.ts';
-import { withDeadline } from '../deadline.ts';
+import { DeadlineClock } from '../deadline.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem, DeliveryOp } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
@@ -53,6 +53,8 @@ export function eventType(op: DeliveryOp): EventType {
 export class WebhookDeliverer implements Deliverer {
   /** The request as errors show it, without secrets: built once, when first needed. */
   private shownRequest: string | undefined;
+  /** One timer for the batches in flight, not one per batch. */
+  private readonly deadlines: DeadlineClock;
 
   constructor(
     private readonly poller: string,
@@ -60,7 +62,9 @@ export class WebhookDeliverer implements Deliverer {
     private readonly fetcher: HttpFetch,
     private readonly secrets: readonly string[],
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.deadlines = new DeadlineClock(config.timeout);
+  }
 
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     const envelopes = items.map(
@@ -95,9 +99,7 @@ export class WebhookDeliverer implements Deliverer {
         'webhook-signature': await signWebhook(this.config.secret, messageId, timestamp, body),
         ...(single ? {} : { 'tidemark-batch-id': messageId }),
       };
-      const outcome = await withDeadline(this.config.timeout, (signal) =>
-        this.post(headers, body, signal),
-      );
+      const outcome = await this.deadlines.run((signal) => this.post(headers, body, signal));
       return outcome.timedOut
         ? { kind: 'retry', error: `${this.shown()}: ${outcome.error}` }
         : outcome.value;

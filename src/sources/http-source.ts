@@ -1,6 +1,6 @@
 import { redact } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
-import { type Deadline, startDeadline, TIMED_OUT } from '../deadline.ts';
+import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
@@ -42,6 +42,8 @@ export class HttpSource implements Source {
   private readonly headers: Record<string, string>;
   /** The last window's URL without its page parameter: built once, not once per page. */
   private lastWindow: { window: Window; href: string } | undefined;
+  /** One timer for the pages in flight (the look-ahead), not one per page. */
+  private readonly deadlines: DeadlineClock;
 
   constructor(
     private readonly config: SourceConfig,
@@ -52,6 +54,7 @@ export class HttpSource implements Source {
   ) {
     this.maxRateLimitWait = options.maxRateLimitWait ?? HOUR;
     this.headers = { accept: 'application/json', ...config.headers };
+    this.deadlines = new DeadlineClock(config.timeout);
   }
 
   async fetchPage(
@@ -71,7 +74,7 @@ export class HttpSource implements Source {
     } catch {
       return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
-    const deadline = startDeadline(this.config.timeout, cancel);
+    const deadline = this.deadlines.start(cancel);
     try {
       return await this.fetchWithin(url, shown, cursor, deadline);
     } finally {
