@@ -82,6 +82,19 @@ export class StoreHost {
     return cursor.rowsWritten;
   }
 
+  /**
+   * A write to a table no trigger mirrors into the state row (`ledger_pages`): the state row
+   * as last read still holds, so the next holds() reads no row. Counts the rows it wrote.
+   */
+  writeElsewhere(query: string, ...bindings: unknown[]): number {
+    this.flush();
+    if (!this.life.live) return 0;
+    const cursor = this.sql.exec(query, ...bindings);
+    cursor.toArray();
+    this.pendingRows += cursor.rowsWritten;
+    return cursor.rowsWritten;
+  }
+
   /** Runs a write statement with RETURNING; counts the rows it wrote and returns the rows. */
   returning<T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]): T[] {
     this.flush();

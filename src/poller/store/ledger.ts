@@ -75,7 +75,7 @@ export class Ledger {
   addPage(entries: LedgerEntry[]): void {
     if (entries.length === 0) return;
     const max = Math.max(...entries.map((entry) => entry.versionMs));
-    this.host.write(
+    this.host.writeElsewhere(
       'INSERT INTO ledger_pages (max_version_ms, entries) VALUES (?, ?)',
       max,
       encodeEntries(entries),
