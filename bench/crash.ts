@@ -14,6 +14,7 @@
 import { Crash, storeOfInstance } from '../sim/world.ts';
 import { loadPoller } from '../src/config/load.ts';
 import { MemoryStore } from '../src/engine/memory-store.ts';
+import { PAGES_KEPT_EVERY_MS } from '../src/engine/poll-window.ts';
 import { PollerEngine } from '../src/engine/poller.ts';
 import type { DeliveryItem, PollerStore, RunContext, Update } from '../src/engine/ports.ts';
 import { type Spread, spread } from './stats.ts';
@@ -24,7 +25,12 @@ const PAGE = 100;
 export interface CrashVariant {
   batch: number;
   concurrency: number;
-  /** deliver.concurrency × deliver.batch plus the page in flight: the bound (#23). */
+  /** How long the upstream takes to answer a page (virtual time). */
+  pageMs: number;
+  /**
+   * deliver.concurrency × deliver.batch plus the page in flight (#23), or the pages of
+   * PAGES_KEPT_EVERY_MS when they come faster: the bound.
+   */
   inFlight: number;
   with: Spread;
   without: Spread;
@@ -72,6 +78,7 @@ async function crashOnce(
   concurrency: number,
   killAt: number,
   perBatchMemory: boolean,
+  pageMs: number,
 ): Promise<number> {
   const updates: Update[] = Array.from({ length: records }, (_, i) => ({
     id: `r${i}`,
@@ -107,6 +114,7 @@ async function crashOnce(
         fetchPage: async (_window, cursor) => {
           await Promise.resolve();
           if (!alive()) return new Promise(() => {});
+          clock += pageMs;
           const offset = Number(cursor ?? 0);
           const next = offset + PAGE < records ? String(offset + PAGE) : null;
           return { ok: true, updates: updates.slice(offset, offset + PAGE), malformed: [], next };
@@ -151,9 +159,10 @@ export async function redeliveriesPerCrash(
   crashes: number,
 ): Promise<Redeliveries> {
   const variants: CrashVariant[] = [];
-  for (const { batch, concurrency } of [
-    { batch: 1, concurrency: 6 },
-    { batch: 100, concurrency: 6 },
+  for (const { batch, concurrency, pageMs } of [
+    { batch: 1, concurrency: 6, pageMs: 60 },
+    { batch: 100, concurrency: 6, pageMs: 60 },
+    { batch: 1, concurrency: 6, pageMs: 5 },
   ]) {
     const random = seeded(23);
     const requests = Math.ceil(records / batch);
@@ -161,13 +170,14 @@ export async function redeliveriesPerCrash(
     const withMemory: number[] = [];
     const withoutMemory: number[] = [];
     for (const at of points) {
-      withMemory.push(await crashOnce(records, batch, concurrency, at, true));
-      withoutMemory.push(await crashOnce(records, batch, concurrency, at, false));
+      withMemory.push(await crashOnce(records, batch, concurrency, at, true, pageMs));
+      withoutMemory.push(await crashOnce(records, batch, concurrency, at, false, pageMs));
     }
     variants.push({
       batch,
       concurrency,
-      inFlight: batch * concurrency + PAGE,
+      pageMs,
+      inFlight: batch * concurrency + PAGE * Math.max(1, Math.ceil(PAGES_KEPT_EVERY_MS / pageMs)),
       with: spread(withMemory),
       without: spread(withoutMemory),
     });

@@ -124,7 +124,7 @@ function render(
     ...crashes.variants.map(
       (variant) =>
         [
-          `redeliveries per crash mid-window, batch ${variant.batch} × concurrency ${variant.concurrency}`,
+          `redeliveries per crash mid-window, batch ${variant.batch} × concurrency ${variant.concurrency}, ${variant.pageMs} ms a page`,
           `≤ ${variant.inFlight}`,
           showSpread(variant.with, String),
           meets(variant.with, (n) => n <= variant.inFlight),
@@ -244,13 +244,15 @@ ${crashes.crashes} crash points, the same for both columns; counted: what the re
 "without" is the same engine with that row not written (the window's deliveries reach the
 ledger when it ends, as before #23).
 
-| delivery | bound: concurrency × batch + the page | redeliveries per crash, with | without |
-| --- | ---: | ---: | ---: |
-${crashes.variants.map((v) => `| batch ${v.batch}, concurrency ${v.concurrency} | ${v.inFlight} | **${showSpread(v.with, thousands)}** | ${showSpread(v.without, thousands)} |`).join('\n')}
+| delivery | a page takes | bound | redeliveries per crash, with | without |
+| --- | ---: | ---: | ---: | ---: |
+${crashes.variants.map((v) => `| batch ${v.batch}, concurrency ${v.concurrency} | ${v.pageMs} ms | ${v.inFlight} | **${showSpread(v.with, thousands)}** | ${showSpread(v.without, thousands)} |`).join('\n')}
 
-A crash redelivers the page it died in (what was delivered of it, and what was in flight),
-never the pages before. The price is one row per delivered page but a window's last (which
-goes with the window's commit), and one more when the commit prunes it: 2 rows per page of a
+The bound is \`deliver.concurrency × deliver.batch\` plus the page in flight; when pages come
+faster than \`PAGES_KEPT_EVERY_MS\` (50 ms), the pages of 50 ms (a write makes the object's next
+request wait until it is stored: one per page would cost a fast upstream a commit per page).
+The price is one row per kept page (or 50 ms of pages) but a window's last (which goes with
+the window's commit), and one more when the commit prunes it: at most 2 rows per page of a
 longer window (20,000 per million records in pages of 100), none for a window of one page.
 
 ## One window of ${thousands(million.records)} records

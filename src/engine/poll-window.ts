@@ -92,6 +92,15 @@ export function straggle(ctx: RunContext, tally: Tally): number {
 }
 
 /**
+ * How often a window that goes on keeps what it delivered (one row, ledger_pages). A write
+ * makes the object's next outgoing request wait until it is stored (the output gate), so
+ * a write per page would slow a fast upstream by a commit per page: against a real API a
+ * page takes longer than this and every page is kept; when pages come faster, a crash
+ * delivers again at most this much of them, besides the page in flight.
+ */
+export const PAGES_KEPT_EVERY_MS = 50;
+
+/**
  * Requests every page of one window and delivers each update not already delivered (the
  * ledger, R9/R10). Records the source cannot read become dead letters (R8).
  */
@@ -140,6 +149,9 @@ export async function pollWindow(
   // one is handled: a safe checkpoint if the window cannot finish in this run (never past a
   // version still failing: engine/sorted-progress.ts).
   let progress = startProgress(config.source.sorted === 'asc');
+  // What this window delivered and has not kept yet (see PAGES_KEPT_EVERY_MS).
+  let unkept: LedgerEntry[] = [];
+  let keptAt = ctx.now();
   const safeBelow = (): { handledBelow?: number } => {
     const below = sortedSafeBelow(progress, failingVersions(failing));
     return below === undefined ? {} : { handledBelow: below };
@@ -253,11 +265,16 @@ export async function pollWindow(
       if (outcome.fenced) return { kind: 'fenced' };
       const handled = [...unchanged, ...outcome.delivered];
       if (!(await rememberDelivered(ctx, epoch, handled, hashes))) return { kind: 'fenced' };
-      // A page of a window that goes on is kept at once (a row): a crash redelivers the page
-      // in flight, not the window so far. The last page's go with the window's commit.
-      if (result.next !== null && handled.length > 0 && ctx.stream !== 'listing') {
-        if (!store.rememberPage(epoch, untilNearFuture(handled, ctx.now()))) {
-          return { kind: 'fenced' };
+      // The pages of a window that goes on are kept as they are delivered (a row): a crash
+      // redelivers the page in flight, not the window so far. The last page's go with the
+      // window's commit; a listing's upserts, with the reconciliation's own tables.
+      if (result.next !== null && ctx.stream !== 'listing') {
+        unkept = unkept.concat(handled);
+        const now = ctx.now();
+        if (unkept.length > 0 && now - keptAt >= PAGES_KEPT_EVERY_MS) {
+          if (!store.rememberPage(epoch, untilNearFuture(unkept, now))) return { kind: 'fenced' };
+          unkept = [];
+          keptAt = now;
         }
       }
       delivered.add(outcome.delivered);
@@ -281,7 +298,11 @@ export async function pollWindow(
         const progress = onProgress(safe, delivered.entries());
         if (progress === 'fenced') return { kind: 'fenced' };
         // Committed: what the next window can ask for again is in the ledger now.
-        if (progress === 'committed') delivered.clear();
+        if (progress === 'committed') {
+          delivered.clear();
+          unkept = [];
+          keptAt = ctx.now();
+        }
       }
       if (outcome.stop) return incomplete(outcome.stop);
       if (result.next === null) break;

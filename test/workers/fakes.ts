@@ -37,6 +37,8 @@ export class FakeUpstream {
   private holds: Hold[] = [];
   /** Called at the start of each request, before it is answered. */
   onRequest?: (url: URL) => void;
+  /** Answers each page this long after it was asked for (a real API's latency). */
+  delayMs = 0;
   /**
    * How the upstream reads `date_from`: as sent by default; an upstream that truncates it
    * (to the minute, say) answers with records stamped below the window.
@@ -89,6 +91,7 @@ export class FakeUpstream {
       hold.arrived = true;
       while (!hold.released) await new Promise((resolve) => setTimeout(resolve, 1));
     }
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     const scripted = this.scripted.shift();
     if (scripted) return scripted(request);
     const from = this.readFrom(Date.parse(url.searchParams.get('date_from') ?? ''));
