@@ -66,6 +66,8 @@ interface Pending {
 export class DeadlineClock {
   private readonly pending = new Set<Pending>();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Runs holding the clock: its timer stays armed between their requests. */
+  private holds = 0;
 
   constructor(readonly ms: number) {}
 
@@ -84,6 +86,7 @@ export class DeadlineClock {
     });
     this.pending.add(entry);
     if (this.timer === undefined) this.arm(entry.at);
+    // Held, the timer may wait for a deadline already gone: it fires, then waits for this one.
     if (cancel) {
       const onCancel = () => entry.end(cancel.reason);
       if (cancel.aborted) onCancel();
@@ -100,13 +103,33 @@ export class DeadlineClock {
     };
   }
 
+  /**
+   * Keeps the timer armed from one request to the next until released (a run's length): a
+   * run of sequential requests then arms it about once per `ms`, not once per request. Once
+   * released with nothing pending, no timer is left: a pending timer keeps an object alive.
+   */
+  hold(): () => void {
+    this.holds += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds -= 1;
+      if (this.holds === 0 && this.pending.size === 0) this.disarm();
+    };
+  }
+
   /** Runs `work` under a deadline from this clock (see withDeadline). */
   async run<T>(work: (signal: AbortSignal) => Promise<T>): Promise<Deadlined<T>> {
     return raceDeadline(this.start(), this.ms, work);
   }
 
   private drop(entry: Pending): void {
-    if (!this.pending.delete(entry) || this.pending.size > 0) return;
+    if (!this.pending.delete(entry) || this.pending.size > 0 || this.holds > 0) return;
+    this.disarm();
+  }
+
+  private disarm(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
   }

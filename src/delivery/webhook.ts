@@ -66,6 +66,10 @@ export class WebhookDeliverer implements Deliverer {
     this.deadlines = new DeadlineClock(config.timeout);
   }
 
+  hold(): () => void {
+    return this.deadlines.hold();
+  }
+
   async deliver(items: DeliveryItem[]): Promise<DeliveryResult> {
     const envelopes = items.map(
       ({ update, op, idempotencyKey }): WebhookBody => ({

@@ -294,11 +294,18 @@ export class PollerEngine {
       this.ctx.freshness && lag_allowance + overlap > 0
         ? new LatenessTally(this.ctx, this.ctx.freshness.coverage())
         : undefined;
-    const run = await runPoll(
-      tally ? { ...this.ctx, lateness: tally } : this.ctx,
-      lease.epoch,
-      lease.trigger,
-    );
+    // One deadline timer for the run's requests, not one per request (Source.hold).
+    const releases = [this.ctx.source.hold?.(), this.ctx.deliverer.hold?.()];
+    let run: RunRecord;
+    try {
+      run = await runPoll(
+        tally ? { ...this.ctx, lateness: tally } : this.ctx,
+        lease.epoch,
+        lease.trigger,
+      );
+    } finally {
+      for (const release of releases) release?.();
+    }
     const state = this.ctx.store.read();
     const warning = skewWarning(state.skewMs, this.ctx.config.lag_allowance);
     const lateness = this.keepLateness(run, tally);

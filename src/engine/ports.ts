@@ -66,6 +66,11 @@ export type PageResult =
 export interface Source {
   /** One page; `cancel` aborts the request (a page asked for ahead that the run will not take). */
   fetchPage(window: Window, cursor: string | null, cancel?: AbortSignal): Promise<PageResult>;
+  /**
+   * For the length of a run: one timer for the requests' deadlines, armed from one request
+   * to the next instead of once per request (src/deadline.ts). Returns its release.
+   */
+  hold?(): () => void;
 }
 
 /** One update on its way out, with its idempotency key (R13) and attempt number (R8). */
@@ -89,6 +94,8 @@ export interface Deliverer {
    */
   readonly batch?: number;
   deliver(items: DeliveryItem[]): Promise<DeliveryResult>;
+  /** For the length of a run, as Source.hold. */
+  hold?(): () => void;
 }
 
 /** An update that failed before and has not been dead-lettered yet. */

@@ -57,6 +57,10 @@ export class HttpSource implements Source {
     this.deadlines = new DeadlineClock(config.timeout);
   }
 
+  hold(): () => void {
+    return this.deadlines.hold();
+  }
+
   async fetchPage(
     window: Window,
     cursor: string | null,

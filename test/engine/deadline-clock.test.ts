@@ -47,6 +47,22 @@ describe('deadlines of one length share one timer', () => {
     expect(cleared.signal.aborted).toBe(false);
   });
 
+  it('held for a run, one timer serves requests one after the other, and none is left after', async () => {
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const clock = new DeadlineClock(30_000);
+    const release = clock.hold();
+    for (let i = 0; i < 100; i += 1) {
+      clock.start().clear(); // a fast request
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    expect(armed).toHaveBeenCalledTimes(1);
+    const hung = clock.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(hung.signal.aborted).toBe(true); // its own deadline still holds
+    release();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('run() says the work timed out when the deadline comes first', async () => {
     const clock = new DeadlineClock(500);
     const hung = clock.run(() => new Promise<string>(() => {}));
