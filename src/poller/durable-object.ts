@@ -256,12 +256,17 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return { ok: true, ...result, version, incarnation };
   }
 
-  /** Reports to the registry what lists show of this poller, if it lists it (see reportToRegistry). */
+  /**
+   * Reports to the registry what lists show of this poller, if it lists it (see
+   * reportToRegistry); then writes what idle runs left in memory once the state row on disk
+   * is IDLE_WRITE_EVERY_MS old, the report's memo in the same row.
+   */
   private async report(name: string): Promise<void> {
-    if (!this.store.meta.registered()) return;
-    const now = Date.now();
-    const wiring = await this.wiring(name);
-    await reportToRegistry(this.env, name, this.store, wiring, this.freshness, now);
+    if (this.store.meta.registered()) {
+      const wiring = await this.wiring(name);
+      await reportToRegistry(this.env, name, this.store, wiring, this.freshness, Date.now());
+    }
+    this.store.writeIfDue(Date.now());
   }
 
   async moveCheckpoint(request: {

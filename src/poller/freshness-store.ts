@@ -8,7 +8,7 @@ import type {
   NearMiss,
   NudgeState,
 } from '../engine/ports.ts';
-import { IDLE_WRITE_EVERY_MS } from './store/port.ts';
+import { IDLE_WRITE_EVERY_MS } from './store/idle-runs.ts';
 
 type FreshnessRow = {
   nudge_pending: number;
@@ -46,11 +46,12 @@ export class SqliteFreshness implements FreshnessStore {
   rowsWritten = 0;
   /**
    * The coverage of runs that saw no late record, waiting in memory like an idle run's end
-   * (IDLE_WRITE_EVERY_MS): written with the next lateness write, or once it is that old. A
-   * crash loses it: the next run measures lateness from the coverage written before, so
-   * records late by less than the lost runs' windows go uncounted once.
+   * (IDLE_WRITE_EVERY_MS): written with the next lateness write, or once the one on disk is
+   * that old. A crash or an eviction loses it: the next run measures lateness from the
+   * coverage written before, so records late by less than the lost runs' windows go
+   * uncounted once.
    */
-  private waiting: { coverage: Coverage; since: number } | null = null;
+  private waiting: Coverage | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -98,7 +99,7 @@ export class SqliteFreshness implements FreshnessStore {
   }
 
   coverage(): Coverage | null {
-    if (this.waiting !== null) return this.waiting.coverage;
+    if (this.waiting !== null) return this.waiting;
     const row = this.row();
     if (row.covered_to === null || row.covered_at === null || row.covered_checkpoint === null)
       return null;
@@ -108,11 +109,11 @@ export class SqliteFreshness implements FreshnessStore {
   recordLateness(at: number, measured: LatenessMeasurement): void {
     const { nearMiss, histogram } = measured;
     if (measured.coverage !== null && nearMiss === null && histogram.count === 0) {
-      const since = this.waiting?.since ?? at;
-      this.waiting = { coverage: measured.coverage, since };
-      if (at - since < IDLE_WRITE_EVERY_MS) return;
+      this.waiting = measured.coverage;
+      const writtenAt = this.row().covered_at ?? Number.NEGATIVE_INFINITY;
+      if (at - writtenAt < IDLE_WRITE_EVERY_MS) return;
     }
-    const coverage = measured.coverage ?? this.waiting?.coverage ?? null;
+    const coverage = measured.coverage ?? this.waiting;
     this.waiting = null;
     this.storage.transactionSync(() => {
       if (coverage !== null || nearMiss !== null) {

@@ -324,6 +324,10 @@ export const MIGRATIONS: readonly string[] = [
      max_version_ms INTEGER NOT NULL,
      entries TEXT NOT NULL
    );`,
+  // 19: up to when the state row holds the poller's runs (the last run it ended, or the last
+  // of the idle runs written together): an idle run's end waits in memory until this is
+  // IDLE_WRITE_EVERY_MS old, however often the object is evicted meanwhile.
+  `ALTER TABLE poller_state ADD COLUMN written_at INTEGER;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

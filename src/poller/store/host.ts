@@ -14,6 +14,8 @@ interface DeferredWrite {
   set: Partial<StateRow>;
   add: Partial<Record<CounterColumn, number>>;
   since: number;
+  /** The latest time it was given: the state row holds the runs up to this once written. */
+  last: number;
 }
 
 /**
@@ -199,8 +201,9 @@ export class StoreHost {
    */
   defer(set: Partial<StateRow>, now: number, add: Partial<Record<CounterColumn, number>> = {}) {
     if (!this.life.live) return;
-    this.deferred ??= { set: {}, add: {}, since: now };
+    this.deferred ??= { set: {}, add: {}, since: now, last: now };
     const deferred = this.deferred;
+    deferred.last = Math.max(deferred.last, now);
     Object.assign(deferred.set, set);
     for (const [column, added] of Object.entries(add) as [CounterColumn, number][]) {
       deferred.add[column] = (deferred.add[column] ?? 0) + added;
@@ -218,19 +221,19 @@ export class StoreHost {
     return this.deferred?.set ?? null;
   }
 
-  /** Writes the deferred write now, with the write counters: one row. */
+  /** Writes the deferred write now, with the write counters and `written_at`: one row. */
   flush(): void {
     const deferred = this.deferred;
     if (deferred === null) return;
     this.deferred = null; // before the write, which would flush it again
-    const sets = Object.keys(deferred.set).map((column) => `${column} = ?`);
+    const set = { ...deferred.set, written_at: deferred.last };
+    const sets = Object.keys(set).map((column) => `${column} = ?`);
     const adds = Object.keys(deferred.add).map((column) => `${column} = ${column} + ?`);
-    if (sets.length + adds.length === 0) return;
     try {
       this.updateState(
         [...sets, ...adds].join(', '),
         'WHERE id = 1',
-        ...Object.values(deferred.set),
+        ...Object.values(set),
         ...Object.values(deferred.add),
       );
     } catch (error) {
@@ -253,5 +256,5 @@ export class StoreHost {
 }
 
 function copyOf(deferred: DeferredWrite | null): DeferredWrite | null {
-  return deferred && { set: { ...deferred.set }, add: { ...deferred.add }, since: deferred.since };
+  return deferred && { ...deferred, set: { ...deferred.set }, add: { ...deferred.add } };
 }

@@ -13,9 +13,10 @@ import type {
 } from '../../engine/ports.ts';
 import type { DeadLetters } from './dead-letters.ts';
 import type { DeliveryFailures } from './delivery-failures.ts';
-import { FINISH_SET, type History, isIdle } from './history.ts';
+import { FINISH_SET, type History } from './history.ts';
 import type { StoreHost } from './host.ts';
 import type { IdMemory } from './id-memory.ts';
+import { acquireInMemory, finishInMemory, leaseInMemory, writeIfDue } from './idle-runs.ts';
 import {
   LEDGER_CLEARED,
   LEDGER_COMMIT_SET,
@@ -24,17 +25,6 @@ import {
   ledgerBindings,
 } from './ledger.ts';
 import { pollerStateOf } from './state-row.ts';
-
-/**
- * An idle poller's state row is written at least this often. Between, a run that finds
- * nothing writes no row (its alarm is its one write): its lease, its end, the checkpoint it
- * moved and the counters wait in memory (StoreHost.defer), shown by read() as if written, and
- * are written with the next write of any kind. A crash loses them, at no risk: the lease
- * guarded nothing written or sent; the checkpoint goes back at most this long, so the next
- * window is that much longer (R1: never a gap); the idle runs since the last write are not
- * in the counters or the history. 15 minutes: 2,880 rows a month, against 43,200 at a row a run.
- */
-export const IDLE_WRITE_EVERY_MS = 15 * 60_000;
 
 /** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
 const FENCE = 'WHERE id = 1 AND epoch = ? AND lease_held = 1';
@@ -78,26 +68,14 @@ export class PollerStateStore implements PollerStore {
   }
 
   acquire(expectedEpoch: number, lease: Lease, nextTickAt?: number | null): boolean {
+    // A run started in this same turn: its lease waits in memory (see idle-runs.ts).
     if (lease.phase === 'running' && lease.startedAt !== null) {
-      // A run started in this same turn: its lease waits in memory until the run's first
-      // write or delivery (persistLease), and an idle run's never comes (see IdleWrites).
-      if (this.host.row().epoch !== expectedEpoch) return false;
-      this.host.defer(
-        {
-          epoch: lease.epoch,
-          lease_trigger: lease.trigger,
-          lease_held: 1,
-          lease_phase: lease.phase,
-          lease_started_at: lease.startedAt,
-          lease_expires_at: lease.expiresAt,
-          wakeup_at: null,
-          wakeup_reason: null,
-          wakeup_failure: null,
-          ...(nextTickAt === undefined ? {} : { next_tick_at: nextTickAt }),
-        },
-        lease.startedAt,
+      return acquireInMemory(
+        this.host,
+        expectedEpoch,
+        { ...lease, startedAt: lease.startedAt },
+        nextTickAt,
       );
-      return true;
     }
     return (
       this.host.updateState(
@@ -224,14 +202,20 @@ export class PollerStateStore implements PollerStore {
     return true;
   }
 
+  /** Writes what idle runs left in memory once the row on disk is due (see idle-runs.ts). */
+  writeIfDue(now: number): void {
+    writeIfDue(this.host, now);
+  }
+
   persistLease(epoch: number): boolean {
     if (!this.holds(epoch)) return false;
-    if (this.leaseInMemory(epoch)) this.host.flush();
+    if (leaseInMemory(this.host, epoch)) this.host.flush();
     return true;
   }
 
   finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
-    if (this.finishInMemory(epoch, run, next, commit)) {
+    const idle = { history: this.tables.history, failures: this.tables.failures };
+    if (finishInMemory(this.host, idle, epoch, run, next, commit)) {
       this.tables.deadLetters.prune(run.finishedAt);
       return true;
     }
@@ -245,7 +229,7 @@ export class PollerStateStore implements PollerStore {
       const released = this.host.updateState(
         `lease_held = 0, failures = ?, wakeup_at = ?, wakeup_reason = ?, wakeup_failure = ?,
            upstream_skew_ms = COALESCE(?, upstream_skew_ms), rate_limited_until = ?,
-           stall_from = ?, stall_pages = ?, straggle_ms = MAX(straggle_ms, ?),
+           stall_from = ?, stall_pages = ?, straggle_ms = MAX(straggle_ms, ?), written_at = ?,
            ${FINISH_SET}${ledger ? `, ${COMMIT_SET}` : ''}`,
         FENCE,
         next.failures,
@@ -257,6 +241,7 @@ export class PollerStateStore implements PollerStore {
         next.stall?.from ?? null,
         next.stall?.pages ?? null,
         next.straggleMs,
+        run.finishedAt,
         ...history,
         ...(commit && ledger ? commitBindings(commit.checkpoint, ledger) : []),
         epoch,
@@ -313,62 +298,6 @@ export class PollerStateStore implements PollerStore {
 
   rememberIds(epoch: number, entries: readonly RememberedId[]): boolean {
     return this.fenced(epoch, () => this.tables.ids.remember(entries));
-  }
-
-  /** Whether the lease of `epoch` is held in memory only (nothing was written under it yet). */
-  private leaseInMemory(epoch: number): boolean {
-    const set = this.host.deferredSet();
-    return set !== null && set.lease_held === 1 && set.epoch === epoch;
-  }
-
-  /**
-   * Ends an idle run in memory, when it may: its lease was never written, it found nothing
-   * and nothing fails. Its end waits in the state row's deferred write, as finishRun would
-   * have written it but for the ledger, which an empty window leaves as it was (its prune
-   * comes with the next commit written); and is written at once, in that one row, once the
-   * deferred write is IDLE_WRITE_EVERY_MS old.
-   */
-  private finishInMemory(
-    epoch: number,
-    run: RunRecord,
-    next: RunAftermath,
-    commit: WindowCommit | undefined,
-  ): boolean {
-    if (
-      commit === undefined ||
-      commit.remember.length > 0 ||
-      !isIdle(run) ||
-      next.failures !== 0 ||
-      next.wakeup !== null ||
-      next.stall !== null ||
-      next.rateLimitedUntil !== null ||
-      !this.leaseInMemory(epoch) ||
-      this.tables.failures.any()
-    ) {
-      return false;
-    }
-    const row = this.host.row();
-    this.host.defer(
-      {
-        lease_held: 0,
-        failures: 0,
-        wakeup_at: null,
-        wakeup_reason: null,
-        wakeup_failure: null,
-        upstream_skew_ms: next.skewMs === null ? row.upstream_skew_ms : Math.round(next.skewMs),
-        stall_from: null,
-        stall_pages: null,
-        straggle_ms: Math.max(row.straggle_ms, next.straggleMs),
-        idle_run: this.tables.history.idleLine(run),
-        checkpoint: commit.checkpoint,
-        scope_from: row.scope_from ?? row.checkpoint ?? commit.checkpoint,
-      },
-      run.finishedAt,
-      { runs: 1, successes: 1 },
-    );
-    const since = this.host.deferredSince() ?? run.finishedAt;
-    if (run.finishedAt - since >= IDLE_WRITE_EVERY_MS) this.host.flush();
-    return true;
   }
 
   protected fenced(epoch: number, write: () => unknown): boolean {

@@ -51,6 +51,7 @@ export type StateRow = {
   dead_letters_pruned_at: number | null;
   idle_run: string | null;
   last_report: string | null;
+  written_at: number | null;
 };
 
 /** The engine's view of the state row, its kinds checked against what the store writes. */
