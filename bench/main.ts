@@ -230,8 +230,8 @@ after the first two.
 
 An empty run writes no row of its own: its lease, its end, the checkpoint it moved and the
 counters wait in the object's memory and are written with the next write, or at the latest
-15 minutes after the first of them waited (\`IDLE_WRITE_EVERY_MS\`): one row more per 15
-minutes of idle runs, by construction (2,880 a month), which ${rows.empty.writes.samples.length} runs 2 s apart do not reach.
+once the row on disk is 20 minutes old (\`IDLE_WRITE_EVERY_MS\`): one row more per 20 minutes
+of idle runs, by construction (2,160 a month), which ${rows.empty.writes.samples.length} runs 2 s apart do not reach.
 
 ## Redeliveries after a crash
 

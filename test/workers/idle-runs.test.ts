@@ -183,29 +183,29 @@ describe('idle runs are written together, IDLE_WRITE_EVERY_MS apart', () => {
           .one();
       const rows: number[] = [];
       // A run a minute, each invocation ending with writeIfDue: the first is written (nothing
-      // on disk says when the row was), the next 14 wait in memory, the 16th (15 minutes on)
+      // on disk says when the row was), the next 19 wait in memory, the 21st (20 minutes on)
       // writes them all, with itself, in one row.
-      for (let minute = 0; minute <= 15; minute += 1) {
+      for (let minute = 0; minute <= 20; minute += 1) {
         const at = start + minute * MINUTE;
         const before = store.writeCounts().rows;
         expect(idleRun(store, at)).toBe(0);
         store.writeIfDue(at + 100);
         rows.push(store.writeCounts().rows - before);
       }
-      expect(rows).toEqual([1, ...Array(14).fill(0), 1]);
-      expect(IDLE_WRITE_EVERY_MS).toBe(15 * MINUTE);
-      expect(stored()).toEqual({ checkpoint: start + 15 * MINUTE, runs: 16 });
+      expect(rows).toEqual([1, ...Array(19).fill(0), 1]);
+      expect(IDLE_WRITE_EVERY_MS).toBe(20 * MINUTE);
+      expect(stored()).toEqual({ checkpoint: start + 20 * MINUTE, runs: 21 });
       expect(store.history.runs(1)[0]).toMatchObject({ outcome: 'success', folded: {} });
-      expect(idleRun(store, start + 16 * MINUTE)).toBe(0);
-      expect(stored().runs).toBe(16);
-      expect(store.counters().runs).toBe(17);
+      expect(idleRun(store, start + 21 * MINUTE)).toBe(0);
+      expect(stored().runs).toBe(21);
+      expect(store.counters().runs).toBe(22);
     }));
 
   it('an object evicted after every run still writes its state every IDLE_WRITE_EVERY_MS', () =>
     runInDurableObject(freshObject(), (_instance: PollerObject, state) => {
       const start = Date.UTC(2026, 11, 1);
       const rows: number[] = [];
-      for (let minute = 0; minute <= 15; minute += 5) {
+      for (let minute = 0; minute <= 20; minute += 5) {
         // A fresh store each time: what the last one kept in memory is gone with it.
         const store = new SqliteStore(state.storage);
         const at = start + minute * MINUTE;
@@ -214,15 +214,15 @@ describe('idle runs are written together, IDLE_WRITE_EVERY_MS apart', () => {
         store.writeIfDue(at + 100);
         rows.push(store.writeCounts().rows - before);
       }
-      expect(rows).toEqual([1, 0, 0, 1]);
+      expect(rows).toEqual([1, 0, 0, 0, 1]);
       const row = state.storage.sql
         .exec<{ checkpoint: number; written_at: number }>(
           'SELECT checkpoint, written_at FROM poller_state',
         )
         .one();
       expect(row).toEqual({
-        checkpoint: start + 15 * MINUTE,
-        written_at: start + 15 * MINUTE + 50,
+        checkpoint: start + 20 * MINUTE,
+        written_at: start + 20 * MINUTE + 50,
       });
     }));
 
