@@ -7,17 +7,21 @@ import { parseDuration } from './duration.ts';
  */
 
 /** A duration string ("500ms", "30s", "15m", "1h", "7d"), parsed to milliseconds. */
-export const duration = z.string().transform((text, ctx) => {
-  const ms = parseDuration(text);
-  if (ms === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${text}" is not a duration (use a number and a unit: "500ms", "30s", "15m", "1h", "7d")`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
+export const duration = z
+  .string()
+  // For the published JSON Schema (schema/poller.schema.json): editors check it as it is typed.
+  .meta({ pattern: '^\\s*\\d+(\\.\\d+)?(ms|s|m|h|d)\\s*$', examples: ['30s', '15m', '1h'] })
+  .transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${text}" is not a duration (use a number and a unit: "500ms", "30s", "15m", "1h", "7d")`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 /** A key a `type` needs: missing, it says which type needs it (`next`, `deliver`). */
 export function requiredFor(table: string, type: string) {
