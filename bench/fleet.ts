@@ -4,21 +4,41 @@
  * upstream with nothing new), lets their own alarms tick for a while in real time, and
  * reports: the creation rate, one watchdog tick (wall time and subrequests), the share of
  * ticks that came within their interval + 5 s, the registry's rows and bytes, and the cost
- * per poller per month in Cloudflare's billing units, from counts taken in the run.
+ * per poller per month in Cloudflare's billing units, from counts taken in the run. The
+ * watchdog's cron is fired every minute while watched, as Cloudflare would. With
+ * `--lost-alarms P`, P% of the pollers lose their alarm while watched (bench/lost-alarms.ts),
+ * and the bench reports how long each took to run again.
  *
  *   npm run bench:fleet -- --pollers 10000 --minutes 3
+ *   npm run bench:fleet -- --pollers 5000 --lost-alarms 1
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
-import { writeFormatted } from '../sim/write-formatted.ts';
+import { REPORT_EVERY_MS, REPORT_GRACE_MS } from '../src/registry/heartbeat.ts';
+import { PROBE } from './fleet-probe.ts';
+import { type FleetFigures, writeFleetSection } from './fleet-section.ts';
+import {
+  type Loss,
+  loseOnSchedule,
+  lossyModules,
+  planLosses,
+  recoveryOf,
+  writeLossyEntry,
+} from './lost-alarms.ts';
+import { ticksOnTime } from './ticks-on-time.ts';
 import { ADMIN, bundle, compatibility, WEBHOOK_SECRET } from './workerd.ts';
+import { cpuMs, workerdPid } from './workerd-process.ts';
 
 const { values } = parseArgs({
   options: {
     pollers: { type: 'string', default: '10000' },
     minutes: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '50' },
+    // Percent of the pollers whose alarms are deleted while watched (0: none).
+    'lost-alarms': { type: 'string', default: '0' },
+    // WATCHDOG_SLICE: a smaller slice makes the round robin as slow as a larger fleet's.
+    slice: { type: 'string', default: '200' },
     // Where to keep every poller's tick times as JSON, to look at again.
     raw: { type: 'string' },
   },
@@ -26,6 +46,18 @@ const { values } = parseArgs({
 const POLLERS = Number(values.pollers);
 const MINUTES = Number(values.minutes);
 const CONCURRENCY = Number(values.concurrency);
+const LOST_PERCENT = Number(values['lost-alarms']);
+const SLICE = Number(values.slice);
+/** Losses fall within one heartbeat period: anywhere between two of a poller's reports. */
+const LOSS_SPREAD_MS = REPORT_EVERY_MS;
+/**
+ * With lost alarms, the watch lasts until the last loss is past its bound (REPORT_EVERY + one
+ * interval + grace + one watchdog tick after the poller's last report), and 2 minutes more.
+ */
+const WATCH_MINUTES = Math.max(
+  MINUTES,
+  LOST_PERCENT > 0 ? (LOSS_SPREAD_MS + REPORT_EVERY_MS + REPORT_GRACE_MS) / 60_000 + 4 : 0,
+);
 const INTERVAL_MS = 60_000;
 const LATE_MS = 5_000;
 
@@ -35,39 +67,6 @@ const PRICE = {
   gbSecondsPerMillion: 12.5,
   rowsWrittenPerMillion: 1.0,
 };
-
-export interface FleetFigures {
-  pollers: number;
-  createSeconds: number;
-  createdPerSecond: number;
-  watchdog: {
-    ms: number;
-    cpuMs: number;
-    /** The share of a core the ticking fleet took meanwhile. */
-    backgroundShare: number;
-    visited: number;
-    subrequests: number;
-  };
-  observedMinutes: number;
-  ticks: number;
-  onTime: number;
-  onTimeShare: number;
-  /** Pollers that never ticked while watched. */
-  silent: number;
-  /** Pollers every one of whose ticks came within interval + 5 s, to the end of the watch. */
-  pollersOnTime: number;
-  upstreamRequestsPerTick: number;
-  /** Mean wall time of a run. */
-  tickMs: number;
-  registry: { pollers: number; bytes: number };
-  rowsPerTick: number;
-  perPollerMonth: {
-    doRequests: number;
-    rowsWritten: number;
-    gbSeconds: number;
-    usd: number;
-  };
-}
 
 function config(name: string) {
   return {
@@ -88,55 +87,27 @@ function config(name: string) {
   };
 }
 
-/** The probe Worker: pollers' write counters and recent runs, and the registry's size. */
-const PROBE = `
-export default {
-  async fetch(request, env) {
-    const url = new URL(request.url);
-    if (url.pathname === '/registry') {
-      return Response.json(await env.REGISTRY.get(env.REGISTRY.idFromName('registry')).size());
-    }
-    const names = (url.searchParams.get('names') ?? '').split(',').filter(Boolean);
-    const read = [];
-    for (const name of names) {
-      const stub = env.POLLER.get(env.POLLER.idFromName(name));
-      const stats = await stub.storageStats();
-      const status = await stub.status();
-      const last = status.last_run;
-      read.push({
-        rows: stats.rowsWritten + stats.alarmWrites,
-        runs: status.counters.runs,
-        lastRunMs: last ? Date.parse(last.finished_at) - Date.parse(last.started_at) : null,
-      });
-    }
-    return Response.json(read);
-  },
-};
-`;
+const sleepUntil = (at: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
-/** The workerd process Miniflare started: the newest child of this process named workerd. */
-function workerdPid(): number | null {
-  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
-  const named = children.filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'workerd';
-    } catch {
-      return false;
-    }
-  });
-  return named.at(-1) ?? null;
-}
-
-/** User + system CPU time of a process so far, in ms (Linux /proc; 0 elsewhere). */
-function cpuMs(pid: number | null): number {
-  if (pid === null) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / 100;
+/**
+ * Fires the watchdog's cron at `from` and every minute after, as Cloudflare would, until
+ * `until`; the wall time of each tick.
+ */
+async function cronEveryMinute(mf: Miniflare, from: number, until: number): Promise<number[]> {
+  const took: number[] = [];
+  for (let at = from; at <= until; at += 60_000) {
+    await sleepUntil(at);
+    const started = Date.now();
+    const reply = await mf.dispatchFetch(
+      'http://tidemark.bench/cdn-cgi/local/scheduled?cron=*+*+*+*+*',
+    );
+    if (!reply.ok) throw new Error(`a watchdog tick failed: ${await reply.text()}`);
+    await reply.arrayBuffer();
+    took.push(Date.now() - started);
+  }
+  await sleepUntil(until);
+  return took;
 }
 
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>) {
@@ -150,6 +121,9 @@ async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<voi
 
 export async function fleet(): Promise<FleetFigures> {
   bundle();
+  if (LOST_PERCENT > 0) writeLossyEntry();
+  // What the watchdog's ticks logged: how many overdue pollers they visited, whom they repaired.
+  const ticks = { overdueVisits: 0, repaired: new Set<string>() };
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       // The watchdog's tick through /cdn-cgi/local/scheduled, an HTTP call like the rest.
@@ -157,15 +131,22 @@ export async function fleet(): Promise<FleetFigures> {
       // A run's log line is for operators; errors and warnings still show.
       handleStructuredLogs: (log) => {
         if (log.level === 'error' || log.level === 'warn') console.error(log.message);
+        if (log.message.startsWith('{"event":"watchdog"')) {
+          const line = JSON.parse(log.message) as { overdue: number; repaired: string[] };
+          ticks.overdueVisits += line.overdue;
+          for (const name of line.repaired) ticks.repaired.add(name);
+        }
       },
       workers: [
         {
           name: 'tidemark',
-          modules: true,
-          scriptPath: 'dist/bench/index.js',
+          ...(LOST_PERCENT > 0
+            ? lossyModules()
+            : { modules: true, scriptPath: 'dist/bench/index.js' }),
           ...compatibility(),
           bindings: {
             POLLERS: '{}',
+            WATCHDOG_SLICE: String(SLICE),
             ADMIN_TOKEN: ADMIN,
             STATUS_TOKEN: ADMIN,
             WEBHOOK_SECRET,
@@ -257,7 +238,7 @@ export async function fleet(): Promise<FleetFigures> {
     ).pages;
     const observedFrom = Date.now();
     console.log(
-      `created ${POLLERS} pollers in ${createSeconds.toFixed(1)} s; watching ${MINUTES} min`,
+      `created ${POLLERS} pollers in ${createSeconds.toFixed(1)} s; watching ${WATCH_MINUTES} min`,
     );
 
     // One watchdog tick, as the Cron Trigger would run it.
@@ -277,7 +258,18 @@ export async function fleet(): Promise<FleetFigures> {
     if (!outcome.ok) throw new Error(`the watchdog tick failed: ${await outcome.text()}`);
     await outcome.arrayBuffer();
 
-    await new Promise((resolve) => setTimeout(resolve, MINUTES * 60_000));
+    // The cron from here on, a tick a minute; and the losses, if asked for, at their moments.
+    const watchUntil = observedFrom + WATCH_MINUTES * 60_000;
+    const plan =
+      LOST_PERCENT > 0 ? planLosses(names, LOST_PERCENT, Date.now(), LOSS_SPREAD_MS) : [];
+    const losing = loseOnSchedule(plan, async (name) => {
+      const reply = await probe.fetch(`https://probe.bench/lose?names=${name}`);
+      if (!reply.ok) throw new Error(`${name}: its alarm could not be deleted: ${reply.status}`);
+      await reply.arrayBuffer();
+    });
+    const tickMsWhileWatched = await cronEveryMinute(mf, Date.now() + 60_000, watchUntil);
+    const losses: Loss[] = await losing;
+    const lost = new Set(losses.map((loss) => loss.name));
     const observedTo = Date.now();
     const pages = (await (await harness.fetch('https://harness.bench/counters')).json()) as {
       pages: number;
@@ -290,25 +282,14 @@ export async function fleet(): Promise<FleetFigures> {
       number[]
     >;
     if (values.raw) writeFileSync(values.raw, JSON.stringify({ observedFrom, observedTo, asked }));
-    let ticks = 0;
-    let onTime = 0;
-    let silent = 0;
-    let pollersOnTime = 0;
-    for (const name of names) {
-      const starts = (asked[name] ?? []).filter((at) => at >= observedFrom && at <= observedTo);
-      if (starts.length === 0) silent += 1;
-      ticks += starts.length;
-      let previous = observedFrom;
-      let late = 0;
-      for (const start of starts) {
-        if (start - previous <= INTERVAL_MS + LATE_MS) onTime += 1;
-        else late += 1;
-        previous = start;
-      }
-      // And from its last tick to the end of the watch: no tick may be missing at the end.
-      if (observedTo - previous > INTERVAL_MS + LATE_MS) late += 1;
-      if (late === 0 && starts.length > 0) pollersOnTime += 1;
-    }
+    // On time: the pollers that kept their alarms.
+    const kept = names.filter((name) => !lost.has(name));
+    const { tickCount, onTime, silent, pollersOnTime } = ticksOnTime(
+      kept.map((name) => asked[name] ?? []),
+      observedFrom,
+      observedTo,
+      INTERVAL_MS + LATE_MS,
+    );
     const size = await probed<{ pollers: number; bytes: number }>('/registry');
     // Rows written per tick (alarm writes included, as billed), from a sample of pollers'
     // own counters: what they wrote while watched, over the runs they made meanwhile.
@@ -320,18 +301,19 @@ export async function fleet(): Promise<FleetFigures> {
       after.lastRunMs.length === 0
         ? 0
         : after.lastRunMs.reduce((sum, ms) => sum + ms, 0) / after.lastRunMs.length;
-    const slice = Math.min(200, POLLERS);
+    const slice = Math.min(SLICE, POLLERS);
 
     // Per poller per month, ticking once a minute with nothing new: one alarm invocation per
-    // tick (a DO request), a registry report at most every 5 minutes (the checkpoint moves),
-    // a watchdog visit every ceil(pollers / slice) minutes; rows as counted above, plus the
-    // registry's row per report; duration at 128 MB for the measured wall time of a tick.
+    // tick (a DO request), a registry report every REPORT_EVERY (its heartbeat), a watchdog
+    // visit every ceil(pollers / slice) minutes; rows as counted above, plus the registry's
+    // two per report (the row and its entry in the overdue index); duration at 128 MB for
+    // the measured wall time of a tick.
     const month = 30 * 24 * 60;
     const ticksPerMonth = (month * 60_000) / INTERVAL_MS;
-    const reportsPerMonth = month / 5;
+    const reportsPerMonth = (month * 60_000) / REPORT_EVERY_MS;
     const visitsPerMonth = month / Math.ceil(POLLERS / slice);
     const doRequests = ticksPerMonth + reportsPerMonth + visitsPerMonth;
-    const rowsWritten = ticksPerMonth * rowsPerTick + reportsPerMonth;
+    const rowsWritten = ticksPerMonth * rowsPerTick + reportsPerMonth * 2;
     const gbSeconds = ticksPerMonth * 0.125 * (tickMs / 1000);
     const usd =
       (doRequests / 1e6) * PRICE.doRequestsPerMillion +
@@ -348,14 +330,29 @@ export async function fleet(): Promise<FleetFigures> {
         visited: slice,
         subrequests: slice + 2,
       },
+      slice: SLICE,
+      watchdogTicks: {
+        count: 1 + tickMsWhileWatched.length,
+        maxMs: Math.round(Math.max(watchdogMs, ...tickMsWhileWatched)),
+        overdueVisits: ticks.overdueVisits,
+      },
+      lostAlarms:
+        losses.length === 0
+          ? null
+          : {
+              ...recoveryOf(losses, asked, ticks.repaired),
+              percent: LOST_PERCENT,
+              spreadMinutes: LOSS_SPREAD_MS / 60_000,
+            },
       observedMinutes: Math.round(((observedTo - observedFrom) / 60_000) * 10) / 10,
-      ticks,
+      ticks: tickCount,
+      watched: kept.length,
       onTime,
-      onTimeShare: ticks === 0 ? 0 : onTime / ticks,
+      onTimeShare: tickCount === 0 ? 0 : onTime / tickCount,
       silent,
       pollersOnTime,
       upstreamRequestsPerTick:
-        Math.round(((pages.pages - pagesBefore) / Math.max(ticks, 1)) * 100) / 100,
+        Math.round(((pages.pages - pagesBefore) / Math.max(tickCount, 1)) * 100) / 100,
       tickMs: Math.round(tickMs),
       registry: { pollers: size.pollers, bytes: size.bytes },
       rowsPerTick: Math.round(rowsPerTick * 100) / 100,
@@ -369,58 +366,6 @@ export async function fleet(): Promise<FleetFigures> {
   } finally {
     await mf.dispose();
   }
-}
-
-const START = '<!-- fleet:start -->';
-const END = '<!-- fleet:end -->';
-
-/**
- * Writes the fleet's figures into docs/benchmarks.md between markers, so `npm run bench`
- * (which writes the rest of the file, keeping this section) and this one share a document.
- */
-export function writeFleetSection(path: string, figures: FleetFigures): void {
-  const f = figures;
-  const section = `${START}
-## Fleet: ${f.pollers.toLocaleString('en')} runtime pollers in one deployment
-
-Produced by \`npm run bench:fleet -- --pollers ${f.pollers} --minutes ${Math.round(f.observedMinutes)}\` on ${new Date().toISOString().slice(0, 10)}, in
-workerd (Miniflare) on this machine (2 cores): every poller created through
-\`PUT /pollers/:name\` with \`every = "60s"\` against an in-process upstream with nothing new,
-then left to tick on its own alarm for ${f.observedMinutes} minutes of real time. Ticks are counted by the upstream (each poller names
-itself in a query parameter), so reading them wakes no poller.
-
-| figure | value |
-|---|---:|
-| creation through the API | ${f.createdPerSecond.toLocaleString('en')} pollers/s (${f.createSeconds} s for ${f.pollers.toLocaleString('en')}) |
-| one watchdog tick: wall time | ${f.watchdog.ms} ms |
-| one watchdog tick: CPU | ${f.watchdog.cpuMs} ms (the workerd process's during the tick, less what the ticking fleet took in the 10 s before: ${Math.round(f.watchdog.backgroundShare * 100)}% of a core; the Worker, the registry and the ${f.watchdog.visited} pollers it visits) |
-| one watchdog tick: subrequests | ${f.watchdog.subrequests} (${f.watchdog.visited} poller visits + 2 registry calls; by construction: WATCHDOG_SLICE = 200) |
-| ticks observed | ${f.ticks.toLocaleString('en')} |
-| ticks within their interval + 5 s | ${(f.onTimeShare * 100).toFixed(1)}% (${f.onTime.toLocaleString('en')}) |
-| pollers whose every tick came within interval + 5 s | ${((f.pollersOnTime / f.pollers) * 100).toFixed(1)}% (${f.pollersOnTime.toLocaleString('en')}) |
-| pollers that never ticked while watched | ${f.silent.toLocaleString('en')} |
-| upstream requests per tick | ${f.upstreamRequestsPerTick} |
-| mean wall time of a tick's run | ${f.tickMs} ms |
-| rows written per tick, alarm writes included | ${f.rowsPerTick} (a sample of 100 pollers' own counters) |
-| registry | ${f.registry.pollers.toLocaleString('en')} rows, ${(f.registry.bytes / 1024 / 1024).toFixed(1)} MB |
-
-Cost per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
-requests (43,200 ticks, a registry report at most every 5 minutes, a watchdog visit every
-${Math.ceil(f.pollers / 200)} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
-measured wall time): **$${f.perPollerMonth.usd}** at $0.15 per million requests, $1.00 per million rows
-written and $12.50 per million GB-s (Workers Paid; check the pricing page). Subrequests to the
-upstream are not billed by Cloudflare. All pollers share one workerd process here; on
-Cloudflare each Durable Object runs on its own, so the on-time share here is a lower bound.
-${END}
-`;
-  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
-  const at = existing.indexOf(START);
-  const end = existing.indexOf(END);
-  const next =
-    at >= 0 && end > at
-      ? `${existing.slice(0, at)}${section}${existing.slice(end + END.length + 1)}`
-      : `${existing.trimEnd()}\n\n${section}`;
-  writeFormatted(path, next);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

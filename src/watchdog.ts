@@ -9,8 +9,10 @@ export const DEFAULT_SLICE = 200;
 const STUCK_MS = 60_000;
 
 export interface WatchdogReport {
-  /** Pollers visited: every static one, and a slice of the runtime ones. */
+  /** Pollers visited: every static one, the overdue runtime ones, and a slice of the rest. */
   visited: number;
+  /** Of those, runtime pollers visited because the registry had not heard from them in time. */
+  overdue: number;
   /** Alarms set again, first ticks booked, configs pushed, deletions finished. */
   repaired: string[];
   misconfigured: string[];
@@ -21,15 +23,21 @@ export interface WatchdogReport {
 
 /**
  * The Cron Trigger's only job now that every poller schedules itself: a bounded amount of
- * repair per tick. Every static poller (POLLERS fits in 5 KB: a few dozen at most) and the
- * next WATCHDOG_SLICE runtime pollers in name order get their alarm checked (a lost one is
- * set again, an overdue tick runs at once), and creates or deletes a crash left half-way are
- * finished. A lost alarm is repaired within ceil(runtime pollers / WATCHDOG_SLICE) ticks.
+ * repair per tick. Every static poller (POLLERS fits in 5 KB: a few dozen at most), up to
+ * WATCHDOG_SLICE runtime pollers past the due time their last report gave (most overdue
+ * first), and the next WATCHDOG_SLICE runtime pollers in name order get their alarm checked
+ * (a lost one is set again, an overdue tick runs at once), and creates or deletes a crash left
+ * half-way are finished. A poller whose alarm was lost stops reporting, so it is overdue from
+ * its first own tick REPORT_EVERY after its last report, plus REPORT_GRACE (poller/due-at.ts):
+ * its alarm is set again one tick later, at any fleet size, where the round robin alone takes
+ * ceil(runtime pollers / WATCHDOG_SLICE) ticks. The round robin still reaches the rest (a
+ * poller that never reported a due time, a config push a crash cut short).
  */
 export async function watchdog(env: Env, now = Date.now()): Promise<WatchdogReport> {
   const slice = Math.max(1, Number(env.WATCHDOG_SLICE ?? DEFAULT_SLICE) || DEFAULT_SLICE);
   const report: WatchdogReport = {
     visited: 0,
+    overdue: 0,
     repaired: [],
     misconfigured: [],
     failed: [],
@@ -37,16 +45,20 @@ export async function watchdog(env: Env, now = Date.now()): Promise<WatchdogRepo
   };
   await syncStatic(env);
   const registry = registryOf(env);
-  const { stuck, slice: runtime, total } = await registry.watchdogSlice(slice, STUCK_MS, now);
-  report.total = total;
+  const share = await registry.watchdogSlice(slice, STUCK_MS, now);
+  const { stuck, overdue, slice: runtime } = share;
+  report.total = share.total;
+  report.overdue = overdue.length;
   const statics = staticPollers(env).pollers.map((entry) => entry.name);
   // Settled one by one: an object that cannot be reached must not hide the others.
   await Promise.allSettled([
     ...statics.map((name) => visit(env, name, null, report)),
+    ...overdue.map((entry) => visit(env, entry.name, entry, report)),
     ...runtime.map((entry) => visit(env, entry.name, entry, report)),
     ...stuck.map((entry) => finishStuck(env, entry, report)),
   ]);
-  if (report.repaired.length + report.misconfigured.length + report.failed.length > 0) {
+  const found = report.repaired.length + report.misconfigured.length + report.failed.length;
+  if (found + report.overdue > 0) {
     console.log(JSON.stringify({ event: 'watchdog', ...report }));
   }
   return report;

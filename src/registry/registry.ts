@@ -2,6 +2,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { capGroups } from './cap-groups.ts';
 import { type Deletion, newestDeletions, recordDeletion } from './deletions.ts';
+import { VISIT_AGAIN_MS } from './heartbeat.ts';
 import { migrateRegistry } from './schema.ts';
 import {
   entryOf,
@@ -23,8 +24,9 @@ export type * from './types.ts';
 
 /**
  * Which pollers exist, without waking them: a row per poller in one Durable Object's SQLite.
- * The pollers report here only when their state, checkpoint or dead letters change (and at
- * most every few minutes otherwise), so at 10,000 pollers it takes a few writes a second.
+ * The pollers report here when their state, dead letters or health change, and otherwise
+ * once every REPORT_EVERY (15 minutes: a heartbeat), so at 10,000 pollers it takes about
+ * ten writes a second.
  */
 export class Registry extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -189,11 +191,11 @@ export class Registry extends DurableObject<Env> {
     };
   }
 
-  /** What a poller reports about itself; only a change writes. */
+  /** What a poller reports about itself (a change, or its heartbeat), and when it is due again. */
   async report(name: string, summary: PollerSummary, now: number): Promise<boolean> {
     const cursor = this.sql.exec(
       `UPDATE pollers SET state = ?, checkpoint = ?, dead_letters = ?, at_fault = ?,
-         fault_reason = ?, reported_at = ?
+         fault_reason = ?, reported_at = ?, due_at = ?
        WHERE name = ? AND phase != 'deleting'`,
       summary.state,
       summary.checkpoint,
@@ -201,6 +203,8 @@ export class Registry extends DurableObject<Env> {
       summary.atFault ? 1 : 0,
       summary.atFault ? summary.reason : null,
       now,
+      // None from a poller on the code before due times (a deploy still under way).
+      summary.dueAt ?? null,
       name,
     );
     return cursor.rowsWritten > 0;
@@ -261,6 +265,17 @@ export class Registry extends DurableObject<Env> {
       "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       share.last,
     );
+    if (share.overdue.length > 0) {
+      // Handed out, each is due again later: its visit's report renews it with its own due
+      // time (an overdue poller has passed its heartbeat), and one that cannot report (it
+      // cannot run, or be reached) waits as long as a running poller would to report, instead
+      // of heading the queue at every tick.
+      this.sql.exec(
+        'UPDATE pollers SET due_at = ? WHERE name IN (SELECT value FROM json_each(?))',
+        now + VISIT_AGAIN_MS,
+        JSON.stringify(share.overdue.map((entry) => entry.name)),
+      );
+    }
     return share;
   }
 

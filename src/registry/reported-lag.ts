@@ -1,15 +1,11 @@
-/**
- * A poller reports a moving checkpoint to the registry at most this often (its state, dead
- * letters and health at once): a few writes a day for a steady poller, whatever its schedule.
- */
-export const REPORT_EVERY_MS = 5 * 60_000;
+import { REPORT_EVERY_MS } from './heartbeat.ts';
 
 /**
  * A poller's lag as the registry lists it, in seconds: the lag it had when it last reported
  * (`reportedAt` minus the checkpoint it reported then), not now minus that checkpoint, which
- * would show a poller ticking every 15 s with 6 s of lag as 5 minutes behind. The lag grows
+ * would show a poller ticking every 15 s with 6 s of lag as 15 minutes behind. The lag grows
  * again once the report is older than REPORT_EVERY, when a running poller would have
- * reported again: a poller that died does not look fresh for longer than that.
+ * reported again (its heartbeat): a poller that died does not look fresh for longer than that.
  */
 export function reportedLagSeconds(
   entry: { checkpoint: number | null; reportedAt: number | null },

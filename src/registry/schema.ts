@@ -43,6 +43,13 @@ export const REGISTRY_MIGRATIONS: readonly string[] = [
   // pollers' reasons as it does static ones'; and the deletion trail pruned by age on insert.
   `ALTER TABLE pollers ADD COLUMN fault_reason TEXT;
    CREATE INDEX deletions_by_age ON deletions (at);`,
+  // 5: when the registry should hear from each poller again (its reports say), so that the
+  // watchdog visits the runtime pollers past it first (registry/overdue.ts): a lost alarm is
+  // found in minutes, not in a round robin's cycle. Only the rows the watchdog asks about are
+  // indexed.
+  `ALTER TABLE pollers ADD COLUMN due_at INTEGER;
+   CREATE INDEX pollers_overdue ON pollers (due_at)
+     WHERE kind = 'runtime' AND phase = 'active' AND due_at IS NOT NULL;`,
 ];
 
 export function migrateRegistry(storage: DurableObjectStorage): void {

@@ -14,7 +14,7 @@ export type PollerKind = 'static' | 'runtime';
  */
 export type Phase = 'active' | 'configuring' | 'deleting';
 
-/** What a poller tells the registry about itself, when it changes. */
+/** What a poller tells the registry about itself, when it changes and at each heartbeat. */
 export interface PollerSummary {
   state: string;
   checkpoint: number | null;
@@ -23,6 +23,11 @@ export interface PollerSummary {
   atFault: boolean;
   /** Why, when at fault: its first alert, short (alerts never hold a secret). */
   reason: string | null;
+  /**
+   * When the registry should hear from it again (poller/due-at.ts); null when nothing wakes
+   * it by itself (paused, disabled, misconfigured), and then it is never overdue.
+   */
+  dueAt: number | null;
 }
 
 /**

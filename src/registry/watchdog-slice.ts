@@ -1,9 +1,13 @@
 // Reads the pollers table for the watchdog: owns no table (the registry keeps its place).
+import { overduePollers } from './overdue.ts';
 import { WATCHDOG_COLUMNS, type WatchdogEntry } from './types.ts';
 
 /** What the watchdog visits in one tick. */
 export interface WatchdogShare {
   stuck: WatchdogEntry[];
+  /** Runtime pollers past their due time, the most overdue first (registry/overdue.ts). */
+  overdue: WatchdogEntry[];
+  /** The round robin's next runtime pollers, less those already overdue. */
   slice: WatchdogEntry[];
   total: number;
   /** Where this tick stopped: the next one starts after it. */
@@ -12,9 +16,11 @@ export interface WatchdogShare {
 
 /**
  * The watchdog's share of one tick: runtime pollers left half-way (configuring or deleting
- * for longer than `stuckFor`), and the next `limit` runtime pollers in name order after where
- * the last tick stopped (round robin: `after`, and the share's `last` for the next tick), so a
- * tick's work is bounded however many pollers there are.
+ * for longer than `stuckFor`), up to `limit` runtime pollers past their due time (a lost alarm
+ * is among them), and the next `limit` runtime pollers in name order after where the last tick
+ * stopped (round robin: `after`, and the share's `last` for the next tick; it reaches the
+ * pollers that never reported a due time), so a tick's work is bounded however many pollers
+ * there are.
  */
 export function watchdogShare(
   sql: SqlStorage,
@@ -49,6 +55,10 @@ export function watchdogShare(
       .toArray();
     rows = [...rows, ...more];
   }
+  const overdue = overduePollers(sql, limit, now);
+  // Visited once: an overdue poller the round robin also reached is not visited twice.
+  const taken = new Set(overdue.map((entry) => entry.name));
+  const slice = rows.filter((entry) => !taken.has(entry.name));
   const total = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pollers').one().n;
-  return { stuck, slice: rows, total, last: rows.at(-1)?.name ?? '' };
+  return { stuck, overdue, slice, total, last: rows.at(-1)?.name ?? '' };
 }

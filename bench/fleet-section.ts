@@ -1,0 +1,128 @@
+/**
+ * The fleet benchmark's figures, and their section of docs/benchmarks.md (between markers, so
+ * `npm run bench`, which writes the rest of the file, keeps it).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFormatted } from '../sim/write-formatted.ts';
+import { REPORT_EVERY_MS, REPORT_GRACE_MS } from '../src/registry/heartbeat.ts';
+import type { Recovery } from './lost-alarms.ts';
+
+export interface FleetFigures {
+  pollers: number;
+  createSeconds: number;
+  createdPerSecond: number;
+  watchdog: {
+    ms: number;
+    cpuMs: number;
+    /** The share of a core the ticking fleet took meanwhile. */
+    backgroundShare: number;
+    visited: number;
+    subrequests: number;
+  };
+  /** WATCHDOG_SLICE: runtime pollers per tick in the round robin, and overdue at most. */
+  slice: number;
+  /** The watchdog's cron, fired every minute while watched, as Cloudflare would. */
+  watchdogTicks: { count: number; maxMs: number; overdueVisits: number };
+  /** With --lost-alarms: the pollers whose alarms were deleted, and how soon they ran again. */
+  lostAlarms: LostAlarmFigures | null;
+  observedMinutes: number;
+  ticks: number;
+  /** Pollers the on-time figures count: all but those made to lose their alarm. */
+  watched: number;
+  onTime: number;
+  onTimeShare: number;
+  /** Pollers that never ticked while watched. */
+  silent: number;
+  /** Pollers every one of whose ticks came within interval + 5 s, to the end of the watch. */
+  pollersOnTime: number;
+  upstreamRequestsPerTick: number;
+  /** Mean wall time of a run. */
+  tickMs: number;
+  registry: { pollers: number; bytes: number };
+  rowsPerTick: number;
+  perPollerMonth: {
+    doRequests: number;
+    rowsWritten: number;
+    gbSeconds: number;
+    usd: number;
+  };
+}
+
+export interface LostAlarmFigures extends Recovery {
+  percent: number;
+  /** The losses fell at random moments of this many minutes from the watch's start. */
+  spreadMinutes: number;
+}
+
+const START = '<!-- fleet:start -->';
+const END = '<!-- fleet:end -->';
+
+/**
+ * Writes the fleet's figures into docs/benchmarks.md between markers, so `npm run bench`
+ * (which writes the rest of the file, keeping this section) and this one share a document.
+ */
+function commandLine(f: FleetFigures): string {
+  const lost = f.lostAlarms === null ? '' : ` --lost-alarms ${f.lostAlarms.percent}`;
+  const slice = f.slice === 200 ? '' : ` --slice ${f.slice}`;
+  return `--pollers ${f.pollers} --minutes ${Math.round(f.observedMinutes)}${lost}${slice}`;
+}
+
+/** The lost-alarm scenario's rows, when it ran. */
+function lostAlarmRows(f: FleetFigures): string {
+  const lost = f.lostAlarms;
+  if (lost === null) return '';
+  // Its first tick REPORT_EVERY after its last report, the grace, then the watchdog's tick.
+  const bound = (REPORT_EVERY_MS + REPORT_GRACE_MS) / 60_000 + 2;
+  const cycle = Math.ceil(f.pollers / f.slice);
+  return `| lost alarms: pollers | ${lost.lost} (${lost.percent}%, picked at random, each alarm deleted at a random moment of the watch's first ${lost.spreadMinutes} minutes) |
+| lost alarms: time until each ran again | median ${lost.medianMinutes} min, max ${lost.maxMinutes} min (${lost.ranAgain} of ${lost.lost} ran again; by construction at most REPORT_EVERY + one interval + grace + one watchdog tick = ${bound} min after its last report, with the round robin alone up to ${cycle} min) |
+| lost alarms: set again by the watchdog | ${lost.repairedByWatchdog} of ${lost.ranAgain} (any other had its alarm set again by a run that was going when it was deleted) |
+`;
+}
+
+export function writeFleetSection(path: string, figures: FleetFigures): void {
+  const f = figures;
+  const section = `${START}
+## Fleet: ${f.pollers.toLocaleString('en')} runtime pollers in one deployment
+
+Produced by \`npm run bench:fleet -- ${commandLine(f)}\` on ${new Date().toISOString().slice(0, 10)}, in
+workerd (Miniflare) on this machine (2 cores): every poller created through
+\`PUT /pollers/:name\` with \`every = "60s"\` against an in-process upstream with nothing new,
+then left to tick on its own alarm for ${f.observedMinutes} minutes of real time, the watchdog's cron fired
+every minute. Ticks are counted by the upstream (each poller names itself in a query
+parameter), so reading them wakes no poller.${f.lostAlarms === null ? '' : ' The pollers whose alarms were deleted are left out of the on-time figures.'}
+
+| figure | value |
+|---|---:|
+| creation through the API | ${f.createdPerSecond.toLocaleString('en')} pollers/s (${f.createSeconds} s for ${f.pollers.toLocaleString('en')}) |
+| one watchdog tick: wall time | ${f.watchdog.ms} ms |
+| one watchdog tick: CPU | ${f.watchdog.cpuMs} ms (the workerd process's during the tick, less what the ticking fleet took in the 10 s before: ${Math.round(f.watchdog.backgroundShare * 100)}% of a core; the Worker, the registry and the ${f.watchdog.visited} pollers it visits) |
+| one watchdog tick: subrequests | ${f.watchdog.subrequests} (${f.watchdog.visited} poller visits + 2 registry calls, none overdue; by construction: WATCHDOG_SLICE = ${f.slice}) |
+| ticks observed | ${f.ticks.toLocaleString('en')} |
+| ticks within their interval + 5 s | ${(f.onTimeShare * 100).toFixed(1)}% (${f.onTime.toLocaleString('en')}) |
+| pollers whose every tick came within interval + 5 s | ${((f.pollersOnTime / f.watched) * 100).toFixed(1)}% (${f.pollersOnTime.toLocaleString('en')}) |
+| pollers that never ticked while watched | ${f.silent.toLocaleString('en')} |
+| upstream requests per tick | ${f.upstreamRequestsPerTick} |
+| mean wall time of a tick's run | ${f.tickMs} ms |
+| rows written per tick, alarm writes included | ${f.rowsPerTick} (a sample of 100 pollers' own counters) |
+| registry | ${f.registry.pollers.toLocaleString('en')} rows, ${(f.registry.bytes / 1024 / 1024).toFixed(1)} MB |
+| watchdog ticks while watched (one a minute) | ${f.watchdogTicks.count}, the longest ${f.watchdogTicks.maxMs} ms; ${f.watchdogTicks.overdueVisits} visits of overdue pollers in all |
+${lostAlarmRows(f)}
+Cost per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
+requests (43,200 ticks, a registry report every ${REPORT_EVERY_MS / 60_000} minutes, a watchdog visit every
+${Math.ceil(f.pollers / f.slice)} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
+measured wall time): **$${f.perPollerMonth.usd}** at $0.15 per million requests, $1.00 per million rows
+written and $12.50 per million GB-s (Workers Paid; check the pricing page). Subrequests to the
+upstream are not billed by Cloudflare. All pollers share one workerd process here; on
+Cloudflare each Durable Object runs on its own, so the on-time share here is a lower bound.
+${END}
+`;
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  const at = existing.indexOf(START);
+  const end = existing.indexOf(END);
+  const next =
+    at >= 0 && end > at
+      ? `${existing.slice(0, at)}${section}${existing.slice(end + END.length + 1)}`
+      : `${existing.trimEnd()}\n\n${section}`;
+  writeFormatted(path, next);
+}
