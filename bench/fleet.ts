@@ -292,9 +292,16 @@ export async function fleet(): Promise<FleetFigures> {
     );
     const size = await probed<{ pollers: number; bytes: number }>('/registry');
     // Rows written per tick (alarm writes included, as billed), from a sample of pollers'
-    // own counters: what they wrote while watched, over the runs they made meanwhile.
+    // own counters: what they wrote while watched, over the ticks the upstream saw them make
+    // meanwhile (their run counters leave out the idle runs an eviction lost before they were
+    // written). An object's counters written since its last write are lost with it too, so
+    // this is a lower bound when objects are evicted between ticks.
     const after = await sampleCounters(sample);
-    const sampleRuns = after.runs - before.runs;
+    const sampleRuns = sample.reduce(
+      (sum, name) =>
+        sum + (asked[name] ?? []).filter((at) => at >= observedFrom && at <= observedTo).length,
+      0,
+    );
     const rowsPerTick = sampleRuns === 0 ? 0 : (after.rows - before.rows) / sampleRuns;
     // The wall time of each sampled poller's last run (the history folds idle runs).
     const tickMs =

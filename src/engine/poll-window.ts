@@ -269,7 +269,8 @@ export async function pollWindow(
       // redelivers the page in flight, not the window so far. The last page's go with the
       // window's commit; a listing's upserts, with the reconciliation's own tables.
       if (result.next !== null && ctx.stream !== 'listing') {
-        for (const entry of handled) unkept.push(entry);
+        // The entries alone: the records they came with are not held past their page.
+        for (const { id, version, versionMs } of handled) unkept.push({ id, version, versionMs });
         const now = ctx.now();
         if (unkept.length > 0 && now - keptAt >= PAGES_KEPT_EVERY_MS) {
           if (!store.rememberPage(epoch, untilNearFuture(unkept, now))) return { kind: 'fenced' };
