@@ -112,14 +112,12 @@ export async function pollWindow(
   tally: Tally,
   /**
    * With `sorted = "asc"`, called after each page with the point below which everything is
-   * handled: the run commits it (now, with `now`: the window's pages are due to be kept), so
-   * a crash or a budget stop keeps that progress. Says whether it committed, or that the
-   * lease was lost.
+   * handled: the run commits it at once, so a crash or a budget stop keeps that progress.
+   * Says whether it committed, or that the lease was lost.
    */
   onProgress?: (
     handledBelow: number,
     delivered: LedgerEntry[],
-    now?: boolean,
   ) => 'committed' | 'unchanged' | 'fenced',
 ): Promise<WindowResult> {
   const { store, config } = ctx;
@@ -267,14 +265,19 @@ export async function pollWindow(
       if (outcome.fenced) return { kind: 'fenced' };
       const handled = [...unchanged, ...outcome.delivered];
       if (!(await rememberDelivered(ctx, epoch, handled, hashes))) return { kind: 'fenced' };
-      // The pages of a window that goes on are kept as they are delivered: a crash redelivers
-      // the page in flight, not the window so far. The last page's go with the window's
-      // commit; a listing's upserts, with the reconciliation's own tables.
-      const goesOn = result.next !== null && ctx.stream !== 'listing';
-      // The entries alone: the records they came with are not held past their page.
-      if (goesOn)
+      // The pages of a window that goes on are kept as they are delivered (a row): a crash
+      // redelivers the page in flight, not the window so far. The last page's go with the
+      // window's commit; a listing's upserts, with the reconciliation's own tables.
+      if (result.next !== null && ctx.stream !== 'listing') {
+        // The entries alone: the records they came with are not held past their page.
         for (const { id, version, versionMs } of handled) unkept.push({ id, version, versionMs });
-      const keepDue = goesOn && unkept.length > 0 && ctx.now() - keptAt >= PAGES_KEPT_EVERY_MS;
+        const now = ctx.now();
+        if (unkept.length > 0 && now - keptAt >= PAGES_KEPT_EVERY_MS) {
+          if (!store.rememberPage(epoch, untilNearFuture(unkept, now))) return { kind: 'fenced' };
+          unkept = [];
+          keptAt = now;
+        }
+      }
       delivered.add(outcome.delivered);
       tally.records += outcome.delivered.length;
       tally.deadLettered += outcome.deadLettered;
@@ -293,8 +296,7 @@ export async function pollWindow(
       );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
-        // Sorted: moving C keeps what was delivered in a row of the state, when it can.
-        const progress = onProgress(safe, delivered.entries(), keepDue);
+        const progress = onProgress(safe, delivered.entries());
         if (progress === 'fenced') return { kind: 'fenced' };
         // Committed: what the next window can ask for again is in the ledger now.
         if (progress === 'committed') {
@@ -302,12 +304,6 @@ export async function pollWindow(
           unkept = [];
           keptAt = ctx.now();
         }
-      }
-      if (keepDue && unkept.length > 0) {
-        const now = ctx.now();
-        if (!store.rememberPage(epoch, untilNearFuture(unkept, now))) return { kind: 'fenced' };
-        unkept = [];
-        keptAt = now;
       }
       if (outcome.stop) return incomplete(outcome.stop);
       if (result.next === null) break;

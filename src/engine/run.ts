@@ -173,7 +173,7 @@ class Run {
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
       let lastCommitAt = sctx.now();
-      const onProgress = (handledBelow: number, delivered: LedgerEntry[], keepNow?: boolean) => {
+      const onProgress = (handledBelow: number, delivered: LedgerEntry[]) => {
         const now = sctx.now();
         const at = progressToCommit({
           handledBelow,
@@ -183,8 +183,7 @@ class Run {
           now,
           lastCommitAt,
           lagAllowance: config.lag_allowance,
-          // Asked to keep what the window delivered (PAGES_KEPT_EVERY_MS), at once.
-          everyMs: keepNow ? 0 : PROGRESS_EVERY_MS,
+          everyMs: PROGRESS_EVERY_MS,
         });
         if (at === null) return 'unchanged' as const;
         lastCommitAt = now;
