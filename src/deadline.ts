@@ -32,12 +32,7 @@ export function startDeadline(ms: number, cancel?: AbortSignal): Deadline {
       () => end(new DOMException(`timed out after ${formatDuration(ms)}`, 'TimeoutError')),
       ms,
     );
-    if (cancel) {
-      const onCancel = () => end(cancel.reason);
-      if (cancel.aborted) onCancel();
-      else cancel.addEventListener('abort', onCancel, { once: true });
-      stop = () => cancel.removeEventListener('abort', onCancel);
-    }
+    stop = onCancel(cancel, end);
   });
   return {
     signal: controller.signal,
@@ -47,6 +42,15 @@ export function startDeadline(ms: number, cancel?: AbortSignal): Deadline {
       stop();
     },
   };
+}
+
+/** Ends a deadline at once when `cancel` aborts (work no longer wanted); returns the unhook. */
+function onCancel(cancel: AbortSignal | undefined, end: (reason: unknown) => void): () => void {
+  if (!cancel) return () => {};
+  const cancelled = () => end(cancel.reason);
+  if (cancel.aborted) cancelled();
+  else cancel.addEventListener('abort', cancelled, { once: true });
+  return () => cancel.removeEventListener('abort', cancelled);
 }
 
 /**
@@ -87,12 +91,7 @@ export class DeadlineClock {
     this.pending.add(entry);
     if (this.timer === undefined) this.arm(entry.at);
     // Held, the timer may wait for a deadline already gone: it fires, then waits for this one.
-    if (cancel) {
-      const onCancel = () => entry.end(cancel.reason);
-      if (cancel.aborted) onCancel();
-      else cancel.addEventListener('abort', onCancel, { once: true });
-      stop = () => cancel.removeEventListener('abort', onCancel);
-    }
+    stop = onCancel(cancel, entry.end);
     return {
       signal: controller.signal,
       expired,
