@@ -108,7 +108,7 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
     const message =
       `d1_databases: ${db.binding} ("${db.database_name}") has the placeholder database_id ${db.database_id}: ` +
       `a deploy would fail. Create it with \`wrangler d1 create ${db.database_name}\` and put its id in ${configPath}, ` +
-      'or remove the demo poller and its bindings (README, "Deploying")';
+      'or remove the demo poller and its bindings (docs/deploying.md)';
     (options.deploy ? result.errors : result.warnings).push(message);
   }
   return result;

@@ -17,8 +17,8 @@ const PUBLISHED_SECRETS = new Set(['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw']);
 
 /**
  * What a runtime poller (PUT /pollers/:name) may reach under `npm start`, where no
- * FLEET_POLICY is deployed: the Worker's WEBHOOK_SECRET (the README's fleet examples sign with
- * it), the delivery queue and the demo's handler, any public https host. Passed as `--var`,
+ * FLEET_POLICY is deployed: the Worker's WEBHOOK_SECRET (the fleet examples of
+ * docs/fleet.md sign with it), the delivery queue and the demo's handler, any public https host. Passed as `--var`,
  * never in wrangler.toml's deployed [vars]; a FLEET_POLICY line in .dev.vars replaces it.
  */
 export const LOCAL_FLEET_POLICY = {

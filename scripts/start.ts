@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     '--ip',
     HOST,
     '--test-scheduled',
-    // What runtime pollers may reach locally (README, "What a runtime config may reach").
+    // What runtime pollers may reach locally (docs/fleet.md, "What a runtime config may reach").
     ...localPolicyArgs(secrets),
     // DEMO_OAUTH: the Worker's flag as npm start reads it, and the demo poller on oauth2.
     ...oauth.args,

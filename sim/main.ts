@@ -223,7 +223,7 @@ Produced by \`${command}\` (${seeds.length} seeds per scenario, seeds ${seeds[0]
 Every strategy faces the same seeded world: the same updates, the same replication lag, the
 same failing deliveries and pages, crashes at the same await points, in virtual time. tidemark
 is the real engine (\`src/engine\`, the module the Durable Object runs) over an in-memory store,
-configured as the README says (\`lag_allowance\` covering the lag and a clock behind,
+configured as [the docs say](configuration.md#choosing-lag_allowance) (\`lag_allowance\` covering the lag and a clock behind,
 \`sorted = "asc"\`, \`max_window = "1h"\`, \`max_attempts = 5\`).
 
 - **lost**: stamped below the strategy's final checkpoint, never delivered, not a dead letter.

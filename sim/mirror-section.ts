@@ -81,8 +81,8 @@ export async function mirrorSection(
 
 The loss scenarios count deliveries. Here what counts is what a receiver ends up holding: a
 mirror of the upstream (id → record) kept from the deliveries, each \`op\` applied only when
-its \`version\` is not older than what the mirror holds for that id (the README's advice to
-receivers, [Deletes](../README.md#deletes)). This upstream holds records, not a log of
+its \`version\` is not older than what the mirror holds for that id (the delivery docs' advice to
+receivers, [Deletes](delivery.md#deletes)). This upstream holds records, not a log of
 versions, and is read through three endpoints, each paged by a stable keyset cursor and each
 showing a change up to 10 s after it happened:
 

@@ -21,7 +21,7 @@ import { START } from './world.ts';
  *
  * Every endpoint shows a change `lag` after it happened (replication lag, random per change).
  * The receiver keeps a mirror (id → content) from the deliveries, applying each `op` only when
- * its version is not older than what it holds for that id, as the README tells receivers to.
+ * its version is not older than what it holds for that id, as docs/delivery.md tells receivers to.
  */
 export interface MirrorFaults {
   intervalMs: number;

@@ -319,7 +319,7 @@ export class TidemarkStrategy extends Base implements Strategy {
   }
 }
 
-/** tidemark configured as the README says: lag_allowance covers the lag and a clock behind. */
+/** tidemark configured as docs/configuration.md says: lag_allowance covers the lag and a clock behind. */
 export function tidemarkConfig(world: World): PollerConfig {
   const { faults } = world;
   const lagAllowance = faults.lagAllowanceMs ?? faults.lagMs + Math.max(0, -faults.skewMs) + 1_000;

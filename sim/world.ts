@@ -17,7 +17,7 @@ export interface Faults {
   lagMs: number;
   /** When set, the lag's bound grows linearly from lagMs (first tick) to this (last tick). */
   lagEndMs?: number;
-  /** tidemark's lag_allowance; by default it covers lagMs and a clock behind (the README's advice). */
+  /** tidemark's lag_allowance; by default it covers lagMs and a clock behind (docs/configuration.md's advice). */
   lagAllowanceMs?: number;
   /** Share of delivery attempts that fail (a 503). */
   transientRate: number;

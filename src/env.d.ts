@@ -12,7 +12,7 @@ interface Env {
   DELIVERY_QUEUE: Queue<import('./delivery/queue.ts').QueueMessageBody>;
   /** The pollers: a table from wrangler.toml, or the same as a JSON string. */
   POLLERS?: unknown;
-  /** What a runtime poller's config may reach (README, "What a runtime config may reach"): a table, or JSON. */
+  /** What a runtime poller's config may reach (docs/fleet.md, "What a runtime config may reach"): a table, or JSON. */
   FLEET_POLICY?: unknown;
   /** Secret: grants admin and read routes. */
   ADMIN_TOKEN?: string;

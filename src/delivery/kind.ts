@@ -21,7 +21,7 @@ export interface Delivering {
 export interface DeliveryKind<C extends Delivering> {
   /** Its `deliver` table: a strict zod object whose `type` is the kind's name, with `...delivering`. */
   readonly config: z.ZodType<C>;
-  /** The table the README's "Delivery" section shows for it (a test checks it is there and valid). */
+  /** The table docs/delivery.md shows for it (a test checks it is there and valid). */
   readonly example: string;
   /** The most records one send takes: the engine batches a page's updates by it. */
   batchSize(config: C): number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import readme from '../../README.md?raw';
+import fleet from '../../docs/fleet.md?raw';
 import { LOCAL_FLEET_POLICY, localPolicyArgs } from '../../scripts/dev-vars.ts';
 import { isPrivateHost, matchesHostEntry } from '../../src/config/fleet-hosts.ts';
 import {
@@ -479,8 +479,7 @@ describe('npm start: the local FLEET_POLICY', () => {
     expect(localPolicyArgs({ FLEET_POLICY: '{}' })).toEqual([]);
   });
 
-  it('accepts the README’s fleet example, with the unset_secrets the README shows', () => {
-    const fleet = readme.slice(readme.indexOf('## Fleet: runtime pollers'));
+  it('accepts the fleet example of docs/fleet.md, with the unset_secrets it shows', () => {
     const body = /-d '(\{[\s\S]*?\})'/.exec(fleet)?.[1] ?? '';
     const claimed = /unset_secrets":(\[[^\]]*\])/.exec(fleet)?.[1] ?? '';
     const { entry, unset } = checkRuntimePut(

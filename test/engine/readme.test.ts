@@ -1,44 +1,56 @@
-import { existsSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import configuration from '../../docs/configuration.md?raw';
 import readme from '../../README.md?raw';
+import { headings, links, slug } from '../support/markdown-links.ts';
+import { markdownSection } from '../support/markdown-table.ts';
 
-/** The headings of a markdown text outside code blocks: level and title. */
-function headings(text: string): { level: number; title: string }[] {
-  let code = false;
-  return text.split('\n').flatMap((line) => {
-    if (line.startsWith('```')) code = !code;
-    const match = code ? null : /^(#{2,3}) (.+)$/.exec(line);
-    return match?.[1] && match[2] ? [{ level: match[1].length, title: match[2] }] : [];
-  });
-}
+/** Every page in docs/, as `docs/<name>.md`. */
+const pages = readdirSync('docs')
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => `docs/${name}`);
 
-/** GitHub's anchor for a heading. */
-function anchor(title: string): string {
-  return title
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
-    .replaceAll(' ', '-');
-}
-
-const contents = readme.slice(readme.indexOf('## Contents'), readme.indexOf('## Quick start'));
+/** A page `npm run sim` or `npm run bench` writes says so under its title, and is left as written. */
+const generated = (text: string) => /^Produced by `npm run /.test(text.split('\n')[2] ?? '');
 
 describe('README', () => {
   it('opens with a contents list that names every section, each entry leading to one', () => {
-    expect(readme.indexOf('## Contents')).toBeGreaterThan(0);
-    const sections = headings(readme).filter(({ title }) => title !== 'Contents');
+    const contents = markdownSection(readme, '## Contents');
+    const sections = headings(readme).filter(
+      ({ level, title }) => level >= 2 && level <= 3 && title !== 'Contents',
+    );
     const entries = [...contents.matchAll(/^( *)- \[(.+)\]\(#(.+)\)$/gm)].map((match) => ({
       level: (match[1] ?? '').length === 0 ? 2 : 3,
       title: match[2] ?? '',
       anchor: match[3] ?? '',
     }));
     expect(entries.map(({ level, title }) => ({ level, title }))).toEqual(sections);
-    for (const entry of entries) expect(entry.anchor).toBe(anchor(entry.title.replaceAll('`', '')));
+    for (const entry of entries) expect(entry.anchor).toBe(slug(entry.title));
   });
 
-  it('links only to files the project has (the delivery rules are docs/semantics.md)', () => {
-    const links = [...readme.matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)].map((match) => match[1] ?? '');
-    expect(links).toContain('docs/semantics.md');
-    for (const link of links) expect(existsSync(link), link).toBe(true);
+  it('leads to every page in docs/ (the delivery rules are docs/semantics.md)', () => {
+    const linked = new Set(links(readme).map(({ target }) => target.replace(/#.*$/, '')));
+    expect(pages).toContain('docs/semantics.md');
+    expect(pages.filter((page) => !linked.has(page))).toEqual([]);
     expect(readme).not.toMatch(/(?<!docs\/)SEMANTICS\.md/);
+  });
+
+  it('is led back to from the top of every docs page that is not generated', () => {
+    const written = pages.filter((page) => !generated(readFileSync(page, 'utf8')));
+    expect(written).toContain('docs/delivery.md');
+    for (const page of written) {
+      const [title = '', blank, back = ''] = readFileSync(page, 'utf8').split('\n');
+      expect(title, page).toMatch(/^# \S/);
+      expect(blank, page).toBe('');
+      expect(back, page).toContain('](../README.md)');
+    }
+    const left = pages.filter((page) => !written.includes(page));
+    expect(left).toEqual(expect.arrayContaining(['docs/benchmarks.md', 'docs/simulation.md']));
+  });
+
+  it('shows the example poller of docs/configuration.md as it is there', () => {
+    const example = /```toml\n[\s\S]*?\n```/.exec(readme)?.[0];
+    expect(example).toContain('[vars.POLLERS.sessions]');
+    expect(configuration).toContain(example);
   });
 });

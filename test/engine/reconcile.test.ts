@@ -283,7 +283,7 @@ describe('the endpoints beside the main stream take what they leave out from it'
   });
 });
 
-/** A paging style's README example line (`next = { type = "cursor", … }`) as an object. */
+/** A paging style's example line in docs/configuration.md (`next = { type = "cursor", … }`) as an object. */
 function exampleOf(line: string): unknown {
   const table = line.replace(/^next\s*=\s*/, '');
   const json = table.replace(/(\w+)\s*=/g, '"$1":').replace(/'/g, '"');

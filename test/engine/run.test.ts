@@ -199,7 +199,7 @@ async function simulate(
   const world = new World(options);
   const store = new MemoryStore();
   const { engine, alarmAt } = engineIn(world, store, {
-    // README: lag_allowance covers the worst visibility delay plus the timestamp granularity.
+    // docs/configuration.md: lag_allowance covers the worst visibility delay plus the timestamp granularity.
     config: config(
       options.bounded,
       options.lagMs + (options.wholeSeconds ? 1_000 : 0),

@@ -1,5 +1,5 @@
 /**
- * Reading the README's tables in tests that check it against the code. A section runs from
+ * Reading the docs' tables in tests that check them against the code. A section runs from
  * its heading line to the next heading of the same or a higher level, outside code blocks.
  */
 export function markdownSection(text: string, heading: string): string {

@@ -3,7 +3,7 @@ import { plural } from './format.ts';
 
 /**
  * The poller page's freshness facts: the lateness measured in the last 24 h next to
- * lag_allowance (README: Observed lateness), and what became of the nudges it received.
+ * lag_allowance (docs/freshness.md, "Observed lateness"), and what became of the nudges it received.
  */
 export function freshnessRows(status: PollerStatus): [string, string][] {
   const freshness = status.freshness;

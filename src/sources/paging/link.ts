@@ -10,7 +10,7 @@ type LinkNext = z.output<typeof config>;
 /**
  * `link`: the `Link` header's `rel="next"` URL, followed as it is (GitHub). Its links may be
  * page numbers, which are unsafe over records sorted oldest first, but nothing in the config
- * says so: the README warns instead.
+ * says so: docs/configuration.md ("Paging styles") warns instead.
  */
 export const link = {
   config,

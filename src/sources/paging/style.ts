@@ -47,7 +47,7 @@ export interface SourceProblem {
 export interface PagingStyle<C extends { type: string }> {
   /** Its `source.next` table: a strict zod object whose `type` is the style's name. */
   readonly config: z.ZodType<C>;
-  /** The `source.next` line the README's "Paging styles" shows (a test checks it is there and valid). */
+  /** The `source.next` line docs/configuration.md's "Paging styles" shows (a test checks it is there and valid). */
   readonly example: string;
   /**
    * The URL of the page `cursor` names (null: the window's first). `windowUrl()` is a fresh

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import readme from '../../README.md?raw';
+import configuration from '../../docs/configuration.md?raw';
 import { pollerSchema } from '../../src/config/schema.ts';
 import { markdownSection, tableRows } from '../support/markdown-table.ts';
 
@@ -53,26 +53,26 @@ function configKeys(): string[] {
 }
 
 /**
- * The keys the README's "Every key" table documents. A row is recognised by its first cell,
+ * The keys the "Every key" table of docs/configuration.md documents. A row is recognised by its first cell,
  * which must be exactly one backticked dotted key path (`source.next.param`); any other first
  * cell in the table's body is an error, so a mistyped row cannot hide.
  */
 function documentedKeys(): string[] {
-  const section = markdownSection(readme, '### Every key');
+  const section = markdownSection(configuration, '## Every key');
   const rows = tableRows(section);
   expect(rows.length, 'the "Every key" section holds a table').toBeGreaterThan(0);
   return rows.map((cells) => {
     const key = /^`([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)`$/.exec(cells[0] ?? '')?.[1];
     if (key === undefined) {
       throw new Error(
-        `README "Every key": a row's first cell must be one \`key.path\`: ${cells[0]}`,
+        `docs/configuration.md "Every key": a row's first cell must be one \`key.path\`: ${cells[0]}`,
       );
     }
     return key;
   });
 }
 
-describe('README: every key', () => {
+describe('docs/configuration.md: a row for every config key', () => {
   const keys = configKeys();
   const documented = documentedKeys();
 
@@ -99,12 +99,12 @@ describe('README: every key', () => {
 
   it('has a row for every key of the poller config', () => {
     const missing = keys.filter((key) => !documented.includes(key));
-    expect(missing, 'config keys without a row in the README\'s "Every key" table').toEqual([]);
+    expect(missing, 'config keys without a row in the "Every key" table').toEqual([]);
   });
 
   it('has no row for a key the config does not take, and none twice', () => {
     const stale = documented.filter((key) => !keys.includes(key));
-    expect(stale, 'rows of the README\'s "Every key" table that are not config keys').toEqual([]);
+    expect(stale, 'rows of the "Every key" table that are not config keys').toEqual([]);
     expect(documented.filter((key, i) => documented.indexOf(key) !== i)).toEqual([]);
   });
 });

@@ -1,30 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
-import readme from '../../README.md?raw';
+import configuration from '../../docs/configuration.md?raw';
+import delivery from '../../docs/delivery.md?raw';
 import { loadPollers } from '../../src/config/load.ts';
 import { deliveryKinds } from '../../src/delivery/kinds/index.ts';
 import { pagingStyles } from '../../src/sources/paging/index.ts';
+import { markdownSection } from '../support/markdown-table.ts';
 import { wranglerFixture } from '../support/wrangler-fixture.ts';
 
 /**
- * Each paging style and each delivery kind brings the example the README shows for it: the
- * README must show it as it is, and it must be a valid config of that style or kind, read
- * from TOML the way wrangler reads a user's.
+ * Each paging style and each delivery kind brings the example the docs show for it (paging
+ * styles in docs/configuration.md, delivery kinds in docs/delivery.md): the docs must show it
+ * as it is, and it must be a valid config of that style or kind, read from TOML the way
+ * wrangler reads a user's.
  */
 
-/** The README from `heading` to the next heading of its level or higher (code blocks hold none). */
-function section(heading: string): string {
-  const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`no "${heading}" heading`);
-  const level = heading.indexOf(' ');
-  const next = new RegExp(`\\n#{2,${level}} `, 'g');
-  next.lastIndex = start + heading.length + 1;
-  const end = next.exec(readme)?.index ?? readme.length;
-  return readme.slice(start, end);
-}
-
-const paging = section('### Paging styles');
-const delivery = section('## Delivery');
+const paging = markdownSection(configuration, '## Paging styles');
 
 /** A poller per style and per kind, each written with the module's example. */
 function examplePollers(): string {
@@ -54,7 +45,7 @@ ${kind.example.replaceAll('[vars.POLLERS.sessions.', `[vars.POLLERS.kind_${type}
   return [...styles, ...kinds].join('');
 }
 
-describe('README examples of the paging styles and delivery kinds', () => {
+describe('the docs show the example of every paging style and delivery kind', () => {
   it.each(Object.entries(pagingStyles))('shows the %s paging example', (_type, style) => {
     expect(paging).toContain(style.example);
   });
