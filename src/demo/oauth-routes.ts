@@ -1,5 +1,7 @@
-import { Hono } from 'hono';
+import { createRoute } from '@hono/zod-openapi';
 import { envValues } from '../env-values.ts';
+import { SECURITY } from '../http/openapi/access.ts';
+import { apiRoutes } from '../http/openapi/api-routes.ts';
 import { sameSecret } from '../secrets/same-secret.ts';
 import { DEMO_CLIENT_ID } from './oauth-client.ts';
 import { demoUpstream } from './stub.ts';
@@ -47,13 +49,46 @@ function accessTtlS(env: Env): number {
   return Number.isInteger(value) && value > 0 ? value : DEFAULT_ACCESS_TTL_S;
 }
 
+const token = createRoute({
+  method: 'post',
+  path: '/token',
+  summary: "Demo OAuth provider's token endpoint (refresh_token grant)",
+  tags: ['demo'],
+  // Not behind a token: the client authenticates itself (HTTP Basic, or the form).
+  security: SECURITY.public,
+  request: {
+    body: {
+      required: true,
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: {
+            type: 'object',
+            properties: {
+              grant_type: { type: 'string', enum: ['refresh_token'] },
+              refresh_token: { type: 'string' },
+              client_id: { type: 'string' },
+              client_secret: { type: 'string' },
+            },
+            required: ['grant_type', 'refresh_token'],
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    200: { description: 'A new access token and refresh token (RFC 6749 §5.1).' },
+    400: { description: 'An OAuth error (RFC 6749 §5.2): invalid_request, invalid_grant, …' },
+    401: { description: 'invalid_client.' },
+  },
+});
+
 /**
  * The demo OAuth provider's token endpoint (RFC 6749 §6): the refresh_token grant only, for
  * the client `tidemark-demo` with DEMO_CLIENT_SECRET. Each refresh retires the token presented
  * and issues a new pair; DEMO_REFRESH_TOKEN is good for the first one (oauth-tokens.ts). Not
  * behind the read token: the client authenticates itself.
  */
-export const demoOAuthRoutes = new Hono<{ Bindings: Env }>().post('/token', async (c) => {
+export const demoOAuthRoutes = apiRoutes().openapi(token, async (c) => {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
     return refused('invalid_request', 'send the request as application/x-www-form-urlencoded');

@@ -1,6 +1,10 @@
-import { Hono } from 'hono';
+import { createRoute, z } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { demoRoutes } from '../demo/routes.ts';
+import { guarded, readRefusals } from './openapi/access.ts';
+import { apiRoutes } from './openapi/api-routes.ts';
+import { declareTokens, openApiDocument } from './openapi/document.ts';
+import { json } from './openapi/json.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { deadLetterRoutes } from './routes/dead-letters.ts';
 import { fleetRoutes } from './routes/fleet.ts';
@@ -12,15 +16,28 @@ import { secretRoutes } from './routes/secrets.ts';
 import { statusRoutes } from './routes/status.ts';
 import { securityHeaders } from './security-headers.ts';
 
+const describe = createRoute({
+  method: 'get',
+  path: '/openapi.json',
+  summary: 'This API, described (OpenAPI 3.1)',
+  ...guarded('read'),
+  responses: {
+    200: json(z.looseObject({ openapi: z.string() }), 'The OpenAPI 3.1 document.'),
+    ...readRefusals,
+  },
+});
+
 /**
  * The Worker's HTTP face: the dashboard, /healthz, metrics, status, the admin API, and the
  * built-in demo upstream. Every route needs a token but /healthz (counts only), the
  * dashboard's pages (empty shells: their data comes through token routes) and the nudge
- * route (its own NUDGE_TOKEN rule); README "Routes" lists them all. Every response, errors
- * included, carries the security headers (CSP, frame-ancestors, nosniff, no-referrer).
+ * route (its own NUDGE_TOKEN rule). Each route is declared once (its zod schemas validate
+ * and describe it), and GET /openapi.json lists them all. Every response, errors included,
+ * carries the security headers (CSP, frame-ancestors, nosniff, no-referrer).
  */
-export const app = new Hono<{ Bindings: Env }>()
-  .use(securityHeaders())
+export const app = apiRoutes();
+app.use(securityHeaders());
+app
   .route('/', dashboardRoutes)
   .route('/healthz', healthRoutes)
   .route('/metrics', metricsRoutes)
@@ -31,9 +48,11 @@ export const app = new Hono<{ Bindings: Env }>()
   .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
+  .openapi(describe, (c) => c.json(openApiDocument(app), 200))
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
     console.log(JSON.stringify({ event: 'http_error', path: c.req.path, error: String(error) }));
     return c.json({ error: 'internal error' }, 500);
   });
+declareTokens(app);

@@ -10,7 +10,7 @@ export type Access = 'read' | 'admin';
  */
 export function requireToken(access: Access): MiddlewareHandler<{ Bindings: Env }> {
   return async (c, next) => {
-    // public_status = true opens the read-only routes (see the README for the risk).
+    // public_status = true opens the read-only routes (docs/operations.md, "Access", says the risk).
     if (access === 'read' && isPublic(c.env)) return next();
     const names =
       access === 'admin' ? (['ADMIN_TOKEN'] as const) : (['STATUS_TOKEN', 'ADMIN_TOKEN'] as const);

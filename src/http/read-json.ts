@@ -1,19 +1,22 @@
 import type { Context } from 'hono';
 import type * as z from 'zod';
 
-/** Reads and validates a JSON body; a bad one is a 400 that says what is wrong. */
+/**
+ * Reads and validates a JSON body, whatever its Content-Type says (`curl -d` says form);
+ * a bad one is an error that says what is wrong, for the route's 400.
+ */
 export async function readJson<T extends z.ZodType>(
   c: Context,
   schema: T,
   options: { allowEmpty?: boolean } = {},
-): Promise<{ ok: true; value: z.output<T> } | { ok: false; response: Response }> {
+): Promise<{ ok: true; value: z.output<T> } | { ok: false; error: string }> {
   const text = await c.req.text();
   let raw: unknown = {};
   if (text.trim() !== '' || !options.allowEmpty) {
     try {
       raw = JSON.parse(text);
     } catch {
-      return { ok: false, response: c.json({ error: 'the body must be JSON' }, 400) };
+      return { ok: false, error: 'the body must be JSON' };
     }
   }
   const parsed = schema.safeParse(raw);
@@ -21,7 +24,7 @@ export async function readJson<T extends z.ZodType>(
     const error = parsed.error.issues
       .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
       .join('; ');
-    return { ok: false, response: c.json({ error }, 400) };
+    return { ok: false, error };
   }
   return { ok: true, value: parsed.data };
 }

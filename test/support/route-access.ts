@@ -1,7 +1,7 @@
 /**
  * Who may call each route of the app, as the tests expect it: the auth matrix
- * (test/workers/auth-matrix.test.ts) checks the app against it, and the README's route table
- * (test/workers/readme-routes.test.ts) is checked against it. A route is `METHOD /path` as
+ * (test/workers/auth-matrix.test.ts) checks the app against it, and the route table of
+ * docs/operations.md (test/workers/documented-routes.test.ts) is checked against it. A route is `METHOD /path` as
  * Hono registers it (`GET /pollers/:name/runs`). Any route named in neither list below needs
  * ADMIN_TOKEN, so a new route is held to the strictest rule until someone says otherwise.
  */
@@ -27,6 +27,7 @@ export const READ_ROUTES: Readonly<Record<string, string>> = {
   'GET /dashboard/panel': '/dashboard/panel',
   'GET /dashboard/pollers/:name/panel': '/dashboard/pollers/seed/panel',
   'GET /metrics': '/metrics',
+  'GET /openapi.json': '/openapi.json',
   'GET /status': '/status',
   'GET /status/:poller': '/status/seed',
   'GET /pollers': '/pollers',

@@ -31,7 +31,8 @@ const blankIsAbsent = (value: unknown) => {
   return trimmed === '' ? undefined : trimmed;
 };
 
-const overviewQuery = z.strictObject({
+/** The overview's query string (`?search=&label=key=value&state=&cursor=&limit=`). */
+export const overviewQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(OVERVIEW_PAGE),
   cursor: z.preprocess(blankIsAbsent, z.string().max(200).optional()),
   search: z.preprocess(blankIsAbsent, z.string().max(100).optional()),
@@ -46,22 +47,9 @@ const overviewQuery = z.strictObject({
   state: z.preprocess(blankIsAbsent, z.enum(POLLER_STATES).optional()),
 });
 
-/**
- * The overview's query string (`?search=&label=key=value&state=&cursor=&limit=`) as a
- * registry query, or what is wrong with it.
- */
-export function parseOverviewQuery(
-  query: Record<string, string>,
-): { ok: true; query: ListQuery } | { ok: false; error: string } {
-  const parsed = overviewQuery.safeParse(query);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { ok: false, error: `${issue?.path.join('.') || 'query'}: ${issue?.message}` };
-  }
-  const { label, ...rest } = parsed.data;
+/** The overview's query, validated, as a registry query. */
+export function listQueryOf(query: z.output<typeof overviewQuery>): ListQuery {
+  const { label, ...rest } = query;
   const match = label === undefined ? null : LABEL.exec(label);
-  return {
-    ok: true,
-    query: { ...rest, ...(match ? { label: { key: match[1] ?? '', value: match[2] ?? '' } } : {}) },
-  };
+  return { ...rest, ...(match ? { label: { key: match[1] ?? '', value: match[2] ?? '' } } : {}) };
 }

@@ -1,12 +1,64 @@
-import { Hono } from 'hono';
-import { canAdmin, requireToken } from '../auth.ts';
+import { createRoute } from '@hono/zod-openapi';
+import { canAdmin } from '../auth.ts';
 import { overviewData, pollerPageData } from '../dashboard/data.ts';
-import { parseOverviewQuery } from '../dashboard/fleet-query.ts';
+import { listQueryOf, overviewQuery } from '../dashboard/fleet-query.ts';
 import { dashboardPanel } from '../dashboard/panel.ts';
 import { pollerPanel } from '../dashboard/poller-page.ts';
 import { dashboardShell } from '../dashboard/shell.ts';
 import { unknownPoller } from '../known-poller.ts';
+import { guarded, readRefusals, SECURITY } from '../openapi/access.ts';
+import { apiRoutes } from '../openapi/api-routes.ts';
+import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import { PollerName } from '../openapi/params.ts';
 import { cspNonce } from '../security-headers.ts';
+
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' as const } } },
+});
+
+const overview = createRoute({
+  method: 'get',
+  path: '/',
+  summary: "The dashboard's overview page (an empty shell: its data needs a token)",
+  security: SECURITY.public,
+  responses: { 200: html('The page; its script fetches /dashboard/panel with the token.') },
+});
+
+const overviewPanel = createRoute({
+  method: 'get',
+  path: '/dashboard/panel',
+  summary: "The overview's panel: one page of the fleet, server-rendered",
+  ...guarded('read'),
+  request: { query: overviewQuery },
+  responses: {
+    200: html('The panel.'),
+    400: errorResponse('A query that is not valid.'),
+    ...readRefusals,
+  },
+});
+
+const pollerPage = createRoute({
+  method: 'get',
+  path: '/dashboard/pollers/{name}',
+  summary: "One poller's page (an empty shell, the same for every name)",
+  security: SECURITY.public,
+  request: { params: PollerName },
+  responses: { 200: html("The page; its script fetches the poller's panel with the token.") },
+});
+
+const pollerPagePanel = createRoute({
+  method: 'get',
+  path: '/dashboard/pollers/{name}/panel',
+  summary: "One poller's panel (its dead letters only with ADMIN_TOKEN)",
+  ...guarded('read'),
+  request: { params: PollerName },
+  responses: {
+    200: html('The panel.'),
+    404: unknownPollerResponse,
+    ...readRefusals,
+  },
+});
 
 /**
  * The dashboard: two pages that hold no data (the overview at /, one poller at
@@ -16,25 +68,26 @@ import { cspNonce } from '../security-headers.ts';
  * the same at 10 pollers or 10,000. The poller page lives under /dashboard so it never
  * collides with the JSON admin API under /pollers.
  */
-export const dashboardRoutes = new Hono<{ Bindings: Env }>()
-  .get('/', (c) => c.html(dashboardShell(cspNonce(c), '/dashboard/panel', { fleet: true })))
-  .get('/dashboard/panel', requireToken('read'), async (c) => {
-    const query = parseOverviewQuery(c.req.query());
-    if (!query.ok) return c.json({ error: query.error }, 400);
-    return c.html(dashboardPanel(await overviewData(c.env, query.query), new Date()));
+export const dashboardRoutes = apiRoutes()
+  .openapi(overview, (c) =>
+    c.html(dashboardShell(cspNonce(c), '/dashboard/panel', { fleet: true })),
+  )
+  .openapi(overviewPanel, async (c) => {
+    const query = listQueryOf(c.req.valid('query'));
+    return c.html(dashboardPanel(await overviewData(c.env, query), new Date()));
   })
   // Public like /, and the same for every name: the page itself says nothing about pollers.
-  .get('/dashboard/pollers/:name', (c) =>
+  .openapi(pollerPage, (c) =>
     c.html(
       dashboardShell(
         cspNonce(c),
-        `/dashboard/pollers/${encodeURIComponent(c.req.param('name'))}/panel`,
+        `/dashboard/pollers/${encodeURIComponent(c.req.valid('param').name)}/panel`,
         { fleet: false },
       ),
     ),
   )
-  .get('/dashboard/pollers/:name/panel', requireToken('read'), async (c) => {
-    const name = c.req.param('name');
+  .openapi(pollerPagePanel, async (c) => {
+    const { name } = c.req.valid('param');
     const page = await pollerPageData(c.env, name, await canAdmin(c));
     if (page === null) return c.json(unknownPoller(name), 404);
     return c.html(pollerPanel(page, new Date()));

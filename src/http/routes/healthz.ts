@@ -1,11 +1,36 @@
-import { type Context, Hono } from 'hono';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { sameSecret } from '../../secrets/same-secret.ts';
 import { canRead } from '../auth.ts';
+import { SECURITY } from '../openapi/access.ts';
+import { apiRoutes } from '../openapi/api-routes.ts';
+import { json } from '../openapi/json.ts';
 import { pollerStatuses } from '../poller-statuses.ts';
 import { cachedFleetHealth, freshFleetHealth } from '../public-cache.ts';
 
 /** Runtime pollers at fault named in /healthz's detail; the count is always whole. */
 const NAMED_AT_FAULT = 100;
+
+const Health = z.looseObject({
+  status: z.enum(['ok', 'not ok']),
+  unhealthy: z.number().int(),
+  at_fault: z.array(z.string()).optional(),
+  reasons: z.record(z.string(), z.array(z.string())).optional(),
+  warnings: z.record(z.string(), z.array(z.string())).optional(),
+});
+
+const check = createRoute({
+  method: 'get',
+  path: '/',
+  summary: 'Whether every enabled poller is healthy, for uptime monitors',
+  description:
+    'Public: without a token, only ok / not ok and a count; with STATUS_TOKEN or ADMIN_TOKEN, the pollers at fault and why.',
+  security: SECURITY.readOrAnyone,
+  responses: {
+    200: json(Health, 'No enabled poller is at fault.'),
+    503: json(Health, 'Some are at fault: how many (and, to a reader, which and why).'),
+  },
+});
 
 /**
  * GET /healthz, the one public route, for uptime monitors: 200 when no enabled poller is at
@@ -18,7 +43,7 @@ const NAMED_AT_FAULT = 100;
  * (runtime ones: the first 100 by name, with the reason each last reported), and the healthy
  * pollers with warnings (dead letters, clock skew).
  */
-export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => {
+export const healthRoutes = apiRoutes().openapi(check, async (c) => {
   const fleet = (await holdsReadToken(c))
     ? freshFleetHealth(c.env, NAMED_AT_FAULT)
     : cachedFleetHealth(c.env, NAMED_AT_FAULT);
@@ -29,7 +54,7 @@ export const healthRoutes = new Hono<{ Bindings: Env }>().get('/', async (c) => 
   const runtimeAtFault = runtime.reduce((sum, group) => sum + group.atFault, 0);
   const unhealthy = atFault.length + runtimeAtFault;
   const code = unhealthy === 0 ? 200 : 503;
-  const summary = { status: code === 200 ? 'ok' : 'not ok', unhealthy };
+  const summary = { status: code === 200 ? ('ok' as const) : ('not ok' as const), unhealthy };
   if (!(await canRead(c))) return c.json(summary, code);
   const warned = enabled.filter((status) => status.warnings.length > 0);
   return c.json(

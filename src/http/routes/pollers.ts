@@ -1,8 +1,13 @@
-import { Hono } from 'hono';
-import * as z from 'zod';
+import { createRoute, z } from '@hono/zod-openapi';
 import { runView } from '../../poller/status.ts';
-import { requireToken } from '../auth.ts';
 import { knownPoller, pollerObject } from '../known-poller.ts';
+import { adminRefusals, guarded, readRefusals } from '../openapi/access.ts';
+import { apiRoutes } from '../openapi/api-routes.ts';
+import { ErrorBody, errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import { json } from '../openapi/json.ts';
+import { jsonBody } from '../openapi/json-body.ts';
+import { PollerName } from '../openapi/params.ts';
+import { Outcome, RunViewSchema } from '../openapi/run-view.ts';
 import { readJson } from '../read-json.ts';
 
 const pauseBody = z.strictObject({ reason: z.string().trim().max(500).optional() });
@@ -16,37 +21,169 @@ const checkpointBody = z.strictObject({
   force: z.boolean().default(false),
 });
 
+const read = guarded('read', knownPoller);
+const admin = guarded('admin', knownPoller);
+
+const runs = createRoute({
+  method: 'get',
+  path: '/{name}/runs',
+  summary: "A poller's last 100 runs, newest first",
+  ...read,
+  request: { params: PollerName },
+  responses: {
+    200: json(z.object({ runs: z.array(RunViewSchema) }), 'The run history.'),
+    404: unknownPollerResponse,
+    ...readRefusals,
+  },
+});
+
+const run = createRoute({
+  method: 'get',
+  path: '/{name}/runs/{id}',
+  summary: 'One run of the history, by its id',
+  ...read,
+  request: { params: PollerName.extend({ id: z.string() }) },
+  responses: {
+    200: json(RunViewSchema, 'The run.'),
+    400: errorResponse('An id that is not a positive integer.'),
+    404: errorResponse('No such poller, or no such run in the history kept.'),
+    ...readRefusals,
+  },
+});
+
+const runNow = createRoute({
+  method: 'post',
+  path: '/{name}/run',
+  summary: 'Run the poller now, and answer with the run',
+  ...admin,
+  request: { params: PollerName },
+  responses: {
+    200: json(z.object({ outcome: z.string(), run: RunViewSchema }), 'It ran: its history line.'),
+    404: unknownPollerResponse,
+    409: json(
+      Outcome,
+      'Not run: lease_held (with the holder), rate_limited (with retry_at), paused, or misconfigured (with errors).',
+    ),
+    ...adminRefusals,
+  },
+});
+
+const reconcileAnswers = {
+  202: json(Outcome, 'Requested (or confirmed): the run that does it is scheduled.'),
+  404: errorResponse('No such poller, or it has no reconcile.'),
+  409: json(
+    z.union([ErrorBody, Outcome]),
+    'Nothing held to confirm (an error), or misconfigured (an outcome with its errors).',
+  ),
+  ...adminRefusals,
+};
+
+const reconcile = createRoute({
+  method: 'post',
+  path: '/{name}/reconcile',
+  summary: 'Start a reconciliation now',
+  ...admin,
+  request: { params: PollerName },
+  responses: reconcileAnswers,
+});
+
+const confirm = createRoute({
+  method: 'post',
+  path: '/{name}/reconcile/confirm',
+  summary: 'Confirm the deletes a reconciliation held back (its delete cap)',
+  ...admin,
+  request: { params: PollerName },
+  responses: reconcileAnswers,
+});
+
+const pause = createRoute({
+  method: 'post',
+  path: '/{name}/pause',
+  summary: 'Pause a poller (no run starts until it is resumed)',
+  ...admin,
+  request: {
+    params: PollerName,
+    body: jsonBody(pauseBody, 'Optional: why, kept in the audit log.', false),
+  },
+  responses: {
+    200: json(z.object({ paused: z.boolean() }), 'Paused.'),
+    400: errorResponse('A body that is not JSON or not { reason }.'),
+    404: unknownPollerResponse,
+    ...adminRefusals,
+  },
+});
+
+const resume = createRoute({
+  method: 'post',
+  path: '/{name}/resume',
+  summary: 'Resume a paused poller',
+  ...admin,
+  request: { params: PollerName },
+  responses: {
+    200: json(z.object({ paused: z.boolean() }), 'Resumed.'),
+    404: unknownPollerResponse,
+    ...adminRefusals,
+  },
+});
+
+const checkpoint = createRoute({
+  method: 'put',
+  path: '/{name}/checkpoint',
+  summary: 'Move the checkpoint (backfill or skip ahead), with a reason for the audit log',
+  ...admin,
+  request: {
+    params: PollerName,
+    body: jsonBody(checkpointBody, 'Where to, and why; force to move it forward past unread data.'),
+  },
+  responses: {
+    200: json(
+      z.object({
+        outcome: z.literal('moved'),
+        from: z.string().nullable(),
+        to: z.string(),
+        backfill: z.boolean(),
+      }),
+      'Moved.',
+    ),
+    400: errorResponse('A body that is not JSON, or a time that is not allowed.'),
+    404: unknownPollerResponse,
+    409: errorResponse('A run holds the lease, or a forward move without force.'),
+    ...adminRefusals,
+  },
+});
+
 /**
  * The admin API of one poller: run now, pause, resume, move the checkpoint (ADMIN_TOKEN),
  * and its run history (read).
  */
-export const pollerRoutes = new Hono<{ Bindings: Env }>()
-  .get('/:name/runs', requireToken('read'), knownPoller, async (c) => {
-    const runs = await pollerObject(c.env, c.req.param('name')).runs(100);
-    return c.json({ runs: runs.map(runView) });
+export const pollerRoutes = apiRoutes()
+  .openapi(runs, async (c) => {
+    const history = await pollerObject(c.env, c.req.valid('param').name).runs(100);
+    return c.json({ runs: history.map(runView) }, 200);
   })
-  .get('/:name/runs/:id', requireToken('read'), knownPoller, async (c) => {
-    const id = Number(c.req.param('id'));
+  .openapi(run, async (c) => {
+    const { name, id: param } = c.req.valid('param');
+    const id = Number(param);
     if (!Number.isSafeInteger(id) || id < 1) {
       return c.json(
         { error: 'a run id is a positive integer (the id in GET /pollers/:name/runs)' },
         400,
       );
     }
-    const run = await pollerObject(c.env, c.req.param('name')).run(id);
-    if (run === null) {
+    const found = await pollerObject(c.env, name).run(id);
+    if (found === null) {
       return c.json(
         { error: `no run ${id}: not run yet, or older than the history kept (the last 100)` },
         404,
       );
     }
-    return c.json(runView(run));
+    return c.json(runView(found), 200);
   })
-  .post('/:name/run', requireToken('admin'), knownPoller, async (c) => {
-    const name = c.req.param('name');
-    const reply = await pollerObject(c.env, name).runNow();
-    if (reply.outcome === 'ran')
-      return c.json({ outcome: reply.run.outcome, run: runView(reply.run) });
+  .openapi(runNow, async (c) => {
+    const reply = await pollerObject(c.env, c.req.valid('param').name).runNow();
+    if (reply.outcome === 'ran') {
+      return c.json({ outcome: reply.run.outcome, run: runView(reply.run) }, 200);
+    }
     if (reply.outcome === 'misconfigured') return c.json(reply, 409);
     if (reply.outcome === 'skipped' && reply.reason === 'lease_held') {
       const { lease } = reply;
@@ -65,30 +202,32 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
     }
     return c.json(reply, 409);
   })
-  .post('/:name/reconcile', requireToken('admin'), knownPoller, async (c) => {
-    const reply = await pollerObject(c.env, c.req.param('name')).reconcile('start');
+  .openapi(reconcile, async (c) => {
+    const reply = await pollerObject(c.env, c.req.valid('param').name).reconcile('start');
     if (reply.outcome === 'refused') return c.json({ error: reply.error }, reply.status);
-    return c.json(reply, reply.outcome === 'misconfigured' ? 409 : 202);
+    if (reply.outcome === 'misconfigured') return c.json(reply, 409);
+    return c.json(reply, 202);
   })
-  .post('/:name/reconcile/confirm', requireToken('admin'), knownPoller, async (c) => {
-    const reply = await pollerObject(c.env, c.req.param('name')).reconcile('confirm');
+  .openapi(confirm, async (c) => {
+    const reply = await pollerObject(c.env, c.req.valid('param').name).reconcile('confirm');
     if (reply.outcome === 'refused') return c.json({ error: reply.error }, reply.status);
-    return c.json(reply, reply.outcome === 'misconfigured' ? 409 : 202);
+    if (reply.outcome === 'misconfigured') return c.json(reply, 409);
+    return c.json(reply, 202);
   })
-  .post('/:name/pause', requireToken('admin'), knownPoller, async (c) => {
+  .openapi(pause, async (c) => {
     const body = await readJson(c, pauseBody, { allowEmpty: true });
-    if (!body.ok) return body.response;
-    const name = c.req.param('name');
-    return c.json(await pollerObject(c.env, name).setPaused(true, body.value.reason ?? null));
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const { name } = c.req.valid('param');
+    return c.json(await pollerObject(c.env, name).setPaused(true, body.value.reason ?? null), 200);
   })
-  .post('/:name/resume', requireToken('admin'), knownPoller, async (c) => {
-    const name = c.req.param('name');
-    return c.json(await pollerObject(c.env, name).setPaused(false, null));
+  .openapi(resume, async (c) => {
+    const { name } = c.req.valid('param');
+    return c.json(await pollerObject(c.env, name).setPaused(false, null), 200);
   })
-  .put('/:name/checkpoint', requireToken('admin'), knownPoller, async (c) => {
+  .openapi(checkpoint, async (c) => {
     const body = await readJson(c, checkpointBody);
-    if (!body.ok) return body.response;
-    const name = c.req.param('name');
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const { name } = c.req.valid('param');
     const request = {
       at: Date.parse(body.value.at),
       reason: body.value.reason,
@@ -96,5 +235,5 @@ export const pollerRoutes = new Hono<{ Bindings: Env }>()
     };
     const result = await pollerObject(c.env, name).moveCheckpoint(request);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
-    return c.json(result);
+    return c.json(result, 200);
   });

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { createRoute, z } from '@hono/zod-openapi';
 import { isoTime } from '../../engine/iso-time.ts';
 import { NUDGE_TOKEN_SECRET } from '../../poller/nudge-auth.ts';
 import {
@@ -7,12 +7,97 @@ import {
   MAX_SECRET_VALUE_BYTES,
   MIN_NUDGE_TOKEN_BYTES,
 } from '../../secrets/index.ts';
-import { requireToken } from '../auth.ts';
 import { knownPoller, pollerObject } from '../known-poller.ts';
+import { adminRefusals, guarded } from '../openapi/access.ts';
+import { apiRoutes } from '../openapi/api-routes.ts';
+import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import { json } from '../openapi/json.ts';
+import { PollerName } from '../openapi/params.ts';
 import { readCappedText } from '../read-capped.ts';
 
 /** Room for a JSON envelope around the largest value. */
 const MAX_BODY_BYTES = MAX_SECRET_VALUE_BYTES + 1024;
+
+const WithSecret = PollerName.extend({
+  secret: z.string().meta({ description: 'The secret, as ${NAME} in the config names it' }),
+});
+
+const admin = guarded('admin', knownPoller);
+
+const SetAnswer = z.object({ name: z.string(), set_at: z.string(), replaced: z.boolean() });
+
+const list = createRoute({
+  method: 'get',
+  path: '/{name}/secrets',
+  summary: "A poller's own secrets: names, when each was set, the key that seals it (no values)",
+  ...admin,
+  request: { params: PollerName },
+  responses: {
+    200: json(
+      z.object({
+        secrets: z.array(
+          z.object({
+            name: z.string(),
+            set_at: z.string(),
+            key: z.enum(['current', 'previous', 'unknown']),
+          }),
+        ),
+      }),
+      'The secrets set.',
+    ),
+    404: unknownPollerResponse,
+    ...adminRefusals,
+  },
+});
+
+const put = createRoute({
+  method: 'put',
+  path: '/{name}/secrets/{secret}',
+  summary: 'Set one of its secrets (write-only: never returned)',
+  ...admin,
+  request: {
+    params: WithSecret,
+    // Plain schemas, not zod: the value is read as it comes (text by default, JSON when the
+    // Content-Type says so), and `curl --data-binary` sends no JSON type.
+    body: {
+      description: 'The value as text, or JSON { "value": "…" }',
+      required: true,
+      content: {
+        'text/plain': { schema: { type: 'string' } },
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { value: { type: 'string' } },
+            required: ['value'],
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    ...adminRefusals,
+    200: json(SetAnswer, 'Replaced.'),
+    201: json(SetAnswer, 'Set for the first time.'),
+    400: errorResponse('A JSON body without a value, or a NUDGE_TOKEN that is too short.'),
+    404: unknownPollerResponse,
+    409: errorResponse('The secret cannot be set as asked (see the error).'),
+    413: errorResponse(`Longer than ${MAX_SECRET_VALUE_BYTES} bytes.`),
+    503: errorResponse('ADMIN_TOKEN, or SECRETS_KEY (secrets cannot be sealed), is not set.'),
+  },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/{name}/secrets/{secret}',
+  summary: 'Remove one of its secrets',
+  ...admin,
+  request: { params: WithSecret },
+  responses: {
+    200: json(z.object({ deleted: z.literal(true) }), 'Removed.'),
+    404: errorResponse('No such poller, or no such secret.'),
+    ...adminRefusals,
+  },
+});
 
 /**
  * A poller's own secrets (ADMIN_TOKEN): write-only. PUT takes the value as the body (plain
@@ -20,24 +105,25 @@ const MAX_BODY_BYTES = MAX_SECRET_VALUE_BYTES + 1024;
  * it (`current`, `previous` during a rotation, or `unknown`); DELETE removes one. No
  * response, log or error ever holds a value.
  */
-export const secretRoutes = new Hono<{ Bindings: Env }>()
-  .use('/:name/secrets', requireToken('admin'), knownPoller)
-  .use('/:name/secrets/*', requireToken('admin'), knownPoller)
-  .get('/:name/secrets', async (c) => {
-    const name = c.req.param('name');
+export const secretRoutes = apiRoutes()
+  .openapi(list, async (c) => {
+    const { name } = c.req.valid('param');
     const [secrets, keys] = await Promise.all([
       pollerObject(c.env, name).listSecrets(),
       configuredKeys(c.env),
     ]);
-    return c.json({
-      secrets: secrets.map((secret) => ({
-        name: secret.name,
-        set_at: isoTime(secret.set_at),
-        key: keyRole(secret.key_id, keys),
-      })),
-    });
+    return c.json(
+      {
+        secrets: secrets.map((secret) => ({
+          name: secret.name,
+          set_at: isoTime(secret.set_at),
+          key: keyRole(secret.key_id, keys),
+        })),
+      },
+      200,
+    );
   })
-  .put('/:name/secrets/:secret', async (c) => {
+  .openapi(put, async (c) => {
     // Read up to the limit and no further, whatever Content-Length says (or leaves out).
     const body = await readCappedText(c.req.raw, MAX_BODY_BYTES);
     if (!body.ok)
@@ -52,7 +138,7 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
         return c.json({ error: 'the body must be the value, or JSON { "value": "…" }' }, 400);
       }
     }
-    const secret = c.req.param('secret');
+    const { name, secret } = c.req.valid('param');
     if (secret === NUDGE_TOKEN_SECRET && utf8Bytes(value) < MIN_NUDGE_TOKEN_BYTES) {
       return c.json(
         {
@@ -61,7 +147,6 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
         400,
       );
     }
-    const name = c.req.param('name');
     const result = await pollerObject(c.env, name).putSecret(secret, value);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(
@@ -69,11 +154,11 @@ export const secretRoutes = new Hono<{ Bindings: Env }>()
       result.replaced ? 200 : 201,
     );
   })
-  .delete('/:name/secrets/:secret', async (c) => {
-    const name = c.req.param('name');
-    const { deleted } = await pollerObject(c.env, name).deleteSecret(c.req.param('secret'));
+  .openapi(remove, async (c) => {
+    const { name, secret } = c.req.valid('param');
+    const { deleted } = await pollerObject(c.env, name).deleteSecret(secret);
     if (!deleted) return c.json({ error: 'no such secret' }, 404);
-    return c.json({ deleted: true });
+    return c.json({ deleted: true as const }, 200);
   });
 
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
