@@ -1,19 +1,16 @@
 import type * as z from 'zod';
 import { describeIssue } from './describe-issue.ts';
 import { asTemplate, type InterpolateOptions, interpolate, type Reference } from './interpolate.ts';
+import { pollerNameProblem } from './poller-name.ts';
 import { type PollerConfig, pollerSchema } from './schema.ts';
+
+export { RESERVED_NAMES } from './poller-name.ts';
 
 /** How a config is read beyond its schema: who may use which `${NAME}`, and what else to check. */
 export interface LoadOptions extends InterpolateOptions {
   /** Problems of a config that fits the schema (a runtime poller's FLEET_POLICY), each naming its key. */
   check?: (config: PollerConfig) => string[];
 }
-
-/** A poller name becomes a Durable Object name, a URL segment and part of idempotency keys. */
-const POLLER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
-
-/** Names the fleet's own routes take under /pollers/ (a poller of that name would be shadowed). */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['deletions']);
 
 export type PollerEntry =
   | {
@@ -77,24 +74,8 @@ export function loadPoller(
 ): PollerEntry {
   const prefix = (path: string) => `poller "${name}": ${path}`;
   const hint = shallowHint(raw);
-  if (!POLLER_NAME.test(name)) {
-    return {
-      name,
-      ok: false,
-      ...hint,
-      errors: [
-        prefix('name must be 1-63 letters, digits, "_" or "-", starting with a letter or digit'),
-      ],
-    };
-  }
-  if (RESERVED_NAMES.has(name)) {
-    return {
-      name,
-      ok: false,
-      ...hint,
-      errors: [prefix(`"${name}" cannot name a poller: /pollers/${name} is a route`)],
-    };
-  }
+  const nameProblem = pollerNameProblem(name);
+  if (nameProblem !== null) return { name, ok: false, ...hint, errors: [prefix(nameProblem)] };
   const interpolated = interpolate(raw, env, options);
   const parsed = pollerSchema.safeParse(interpolated.value);
   const errors = interpolated.errors.map(prefix);

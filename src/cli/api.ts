@@ -1,0 +1,102 @@
+import { CliError } from './errors.ts';
+import type { Fetch } from './io.ts';
+
+/** A reply of the admin API: its status and its JSON body (the text when it is not JSON). */
+export interface ApiReply {
+  status: number;
+  body: unknown;
+}
+
+export interface Api {
+  /** The Worker's address, for messages (never the token). */
+  readonly url: string;
+  /** One request; a body that is not a string is sent as JSON. Never throws on an HTTP status. */
+  call(method: string, path: string, body?: unknown): Promise<ApiReply>;
+}
+
+/**
+ * The admin API at TIDEMARK_URL with TIDEMARK_TOKEN as the bearer token. Both are required;
+ * neither a message nor an error ever shows the token.
+ */
+export function apiFromEnv(env: Readonly<Record<string, string | undefined>>, fetch: Fetch): Api {
+  const address = env.TIDEMARK_URL?.trim();
+  if (!address) {
+    throw new CliError(
+      "TIDEMARK_URL is not set: export the Worker's address, e.g. TIDEMARK_URL=https://tidemark.example.workers.dev",
+    );
+  }
+  if (!/^https?:\/\/[^/]/i.test(address)) {
+    throw new CliError(
+      `TIDEMARK_URL must be an http(s) URL, e.g. https://tidemark.example.workers.dev`,
+    );
+  }
+  const token = env.TIDEMARK_TOKEN?.trim();
+  if (!token) {
+    throw new CliError(
+      'TIDEMARK_TOKEN is not set: export ADMIN_TOKEN (or STATUS_TOKEN, for reads only) as TIDEMARK_TOKEN',
+    );
+  }
+  const base = address.replace(/\/+$/, '');
+  return {
+    url: base,
+    async call(method, path, body) {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+      let text: string | undefined;
+      if (body !== undefined) {
+        text = typeof body === 'string' ? body : JSON.stringify(body);
+        headers['content-type'] = typeof body === 'string' ? 'text/plain' : 'application/json';
+      }
+      let reply: Awaited<ReturnType<Fetch>>;
+      try {
+        reply = await fetch(`${base}${path}`, {
+          method,
+          headers,
+          ...(text === undefined ? {} : { body: text }),
+        });
+      } catch (error) {
+        throw new CliError(`${method} ${base}${path}: ${errorText(error)}`);
+      }
+      const received = await reply.text();
+      return { status: reply.status, body: parsedOrText(received) };
+    },
+  };
+}
+
+/** Thrown for an answer the command cannot go on from: says what was asked and what came back. */
+export function failure(method: string, path: string, reply: ApiReply): CliError {
+  const lines = [`${method} ${path}: HTTP ${reply.status}: ${errorOf(reply.body)}`];
+  for (const error of errorsOf(reply.body)) lines.push(`  - ${error}`);
+  return new CliError(lines.join('\n'));
+}
+
+/** The `error` an answer gives (the admin API's `{ "error": "…" }`), or what it holds. */
+export function errorOf(body: unknown): string {
+  if (isObject(body) && typeof body.error === 'string') return body.error;
+  if (typeof body === 'string') return body.slice(0, 500) || '(empty body)';
+  return JSON.stringify(body).slice(0, 500);
+}
+
+/** The `errors` list a refused config comes with (every problem at once), if any. */
+export function errorsOf(body: unknown): string[] {
+  if (!isObject(body) || !Array.isArray(body.errors)) return [];
+  return body.errors.map(String);
+}
+
+/** A path segment: poller names are URL-safe, but a dead letter's key holds ":". */
+export const segment = (value: string) => encodeURIComponent(value);
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

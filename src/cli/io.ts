@@ -1,0 +1,36 @@
+/**
+ * What the CLI needs from the world, passed in so that its core runs anywhere (Node through
+ * bin/tidemark.ts, workerd in the tests): no Node import below src/cli/.
+ */
+
+/** The part of a fetch Response the CLI reads. */
+export interface HttpReply {
+  readonly status: number;
+  text(): Promise<string>;
+}
+
+/** A fetch the CLI calls with a URL string and plain headers, which any fetch accepts. */
+export type Fetch = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+) => Promise<HttpReply>;
+
+/** One file of a folder, by its name (no path) and its text. */
+export interface FolderFile {
+  name: string;
+  text: string;
+}
+
+export interface CliIo {
+  /** The words after `tidemark`. */
+  argv: readonly string[];
+  /** TIDEMARK_URL and TIDEMARK_TOKEN are read from here, and nothing else. */
+  env: Readonly<Record<string, string | undefined>>;
+  fetch: Fetch;
+  /** The regular files directly in a folder (not its subfolders); throws when it cannot be read. */
+  readDir(path: string): Promise<FolderFile[]>;
+  /** All of stdin; null when nothing is piped in (a terminal), so a secret is never typed on screen. */
+  readStdin(): Promise<string | null>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
