@@ -64,10 +64,13 @@ console.log(JSON.stringify({ cpu, latent, rows, millions, backlog, crashes }, nu
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const markdown = render(cpu, latent, rows, millions, backlog, crashes);
 if (!values['no-write']) {
-  // `npm run bench:fleet` writes its own section, between markers: kept as it is.
+  // `npm run bench:fleet` and `bench:bundle` write their own sections, between markers:
+  // kept as they are.
   const existing = existsSync(values.out) ? readFileSync(values.out, 'utf8') : '';
-  const fleet = /<!-- fleet:start -->[\s\S]*?<!-- fleet:end -->/.exec(existing)?.[0];
-  writeFormatted(values.out, fleet ? `${markdown}\n${fleet}\n` : markdown);
+  const kept = ['fleet', 'bundle']
+    .map((name) => new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`).exec(existing)?.[0])
+    .filter((section) => section !== undefined);
+  writeFormatted(values.out, [markdown, ...kept].join('\n') + (kept.length > 0 ? '\n' : ''));
   console.log(`wrote ${values.out}`);
 }
 
