@@ -78,6 +78,8 @@ const existing = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
 const marked = new RegExp(`${START}[\\s\\S]*?${END}`);
 writeFormatted(
   DOC,
-  marked.test(existing) ? existing.replace(marked, section) : `${existing.trimEnd()}\n\n${section}\n`,
+  marked.test(existing)
+    ? existing.replace(marked, section)
+    : `${existing.trimEnd()}\n\n${section}\n`,
 );
 console.log(`${total} KiB minified, ${gzipped} KiB gzipped: wrote ${DOC}`);

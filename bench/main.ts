@@ -68,7 +68,10 @@ if (!values['no-write']) {
   // kept as they are.
   const existing = existsSync(values.out) ? readFileSync(values.out, 'utf8') : '';
   const kept = ['fleet', 'bundle']
-    .map((name) => new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`).exec(existing)?.[0])
+    .map(
+      (name) =>
+        new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`).exec(existing)?.[0],
+    )
     .filter((section) => section !== undefined);
   writeFormatted(values.out, [markdown, ...kept].join('\n') + (kept.length > 0 ? '\n' : ''));
   console.log(`wrote ${values.out}`);
