@@ -4,7 +4,8 @@
  * environment, the global fetch, the file system and stdin. Run by Node 22.18+ as it is
  * (Node strips the types), like scripts/*.ts.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/index.ts';
 
@@ -22,7 +23,11 @@ process.exitCode = await runCli({
   fetch: (url, init) => fetch(url, init),
   async readDir(path) {
     const entries = await readdir(path, { withFileTypes: true });
-    const files = entries.filter((entry) => entry.isFile());
+    // A link to a config is a config: followed, or --prune would delete its poller.
+    const isFile = async (entry: Dirent) =>
+      entry.isFile() || (entry.isSymbolicLink() && (await stat(join(path, entry.name))).isFile());
+    const kinds = await Promise.all(entries.map(isFile));
+    const files = entries.filter((_, index) => kinds[index]);
     return Promise.all(
       files.map(async (entry) => ({
         name: entry.name,

@@ -45,10 +45,14 @@ const FORMATS = {
 
 type Format = keyof typeof FORMATS;
 
+/** Extensions of configs written in a format apply does not read: errors, never ignored. */
+const MISTAKEN_FORMATS = ['yaml', 'yml'];
+
 /**
  * Reads a folder of poller configs, one file per poller named like the poller (`NAME.toml` or
  * `NAME.json`), and checks all of it before anything is sent: every problem, each naming its
- * file. Files of other kinds (a README) are ignored and listed.
+ * file. YAML is an error (it looks like a config); other files (a README) are ignored and
+ * listed.
  */
 export function readFleetFolder(dir: string, files: readonly FolderFile[]): FolderRead {
   const errors: string[] = [];
@@ -59,6 +63,11 @@ export function readFleetFolder(dir: string, files: readonly FolderFile[]): Fold
     const file = `${dir.replace(/\/+$/, '')}/${fileName}`;
     const dot = fileName.lastIndexOf('.');
     const extension = fileName.slice(dot + 1).toLowerCase();
+    if (MISTAKEN_FORMATS.includes(extension)) {
+      // A config in a format apply does not read: ignored, --prune would delete its poller.
+      errors.push(`${file}: apply reads TOML and JSON only: write it as NAME.toml or NAME.json`);
+      continue;
+    }
     if (dot <= 0 || !Object.hasOwn(FORMATS, extension)) {
       ignored.push(file);
       continue;

@@ -40,10 +40,15 @@ export function planFleet(input: {
   dir: string;
   desired: readonly DesiredPoller[];
   /** Every poller GET /pollers lists, static and runtime. */
-  listed: readonly { name: string; kind: string }[];
+  listed: readonly { name: string; kind: string; labels?: Record<string, string> }[];
   /** GET /pollers/:name/config's `config` for each runtime poller of the folder. */
   stored: ReadonlyMap<string, unknown>;
   prune: boolean;
+  /**
+   * `--selector KEY=VALUE`: the runtime pollers this folder owns. Only they are pruned, so a
+   * folder never deletes the pollers a product creates through the API (kubectl's `-l`).
+   */
+  selector?: { key: string; value: string } | null;
 }): Plan {
   const kindOf = new Map(input.listed.map((poller) => [poller.name, poller.kind]));
   const steps: PlanStep[] = [];
@@ -67,8 +72,12 @@ export function planFleet(input: {
     );
   }
   const inFolder = new Set(input.desired.map((poller) => poller.name));
+  const { selector } = input;
+  const owned = (labels: Record<string, string> | undefined) =>
+    selector == null || labels?.[selector.key] === selector.value;
   const strays = input.listed
     .filter((poller) => poller.kind === 'runtime' && !inFolder.has(poller.name))
+    .filter((poller) => owned(poller.labels))
     .map((poller) => poller.name);
   if (input.prune && input.desired.length === 0 && strays.length > 0) {
     // An empty folder is far more often a wrong path or a bad checkout than a wish to delete

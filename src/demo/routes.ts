@@ -81,6 +81,8 @@ const auditLog = createRoute({
   responses: {
     200: { description: 'The audit: records missing, duplicated, out of order.' },
     404: { description: 'No poller of that name.' },
+    401: { description: 'No bearer token, or not one of the tokens this route takes.' },
+    503: { description: 'Closed: none of the secrets this route takes is set (fail closed).' },
   },
 });
 

@@ -48,7 +48,7 @@ app
   .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
-  .openapi(describe, (c) => c.json(openApiDocument(app), 200))
+  .openapi(describe, (c) => c.json(documentOnce(), 200))
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
@@ -56,3 +56,10 @@ app
     return c.json({ error: 'internal error' }, 500);
   });
 declareTokens(app);
+
+let document: ReturnType<typeof openApiDocument> | undefined;
+/** The routes do not change while the isolate lives: the document is built on first ask. */
+function documentOnce() {
+  document ??= openApiDocument(app);
+  return document;
+}

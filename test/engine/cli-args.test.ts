@@ -88,7 +88,9 @@ describe('tidemark: commands, help and the environment', () => {
     }
     const one = await run(['apply', '--help']);
     expect(one).toMatchObject({ code: 0, requests: [] });
-    expect(one.stdout).toContain('usage: tidemark apply DIR [--prune] [--yes]');
+    expect(one.stdout).toContain(
+      'usage: tidemark apply DIR [--prune [--selector KEY=VALUE]] [--yes]',
+    );
     expect(one.stdout).toMatch(/2 the plan has changes/);
     const group = await run(['dead-letters', '--help']);
     expect(group.stdout).toContain('dead-letters replay');

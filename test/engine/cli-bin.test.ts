@@ -1,5 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,6 +123,17 @@ describe('npx tidemark: the Node bin', { timeout: 30_000 }, () => {
     expect(run.stdout).toContain(`+ create    acme  (${dir}/acme.toml)`);
     expect(run.code).toBe(2);
     expect(worker.seen.map((request) => request.method)).toEqual(['GET']);
+  });
+
+  it('apply follows a link to a config: a linked poller is in the folder, never a stray', async () => {
+    const worker = await fakeWorker(() => [200, { items: [], next_cursor: null }]);
+    const dir = fleetFolder();
+    const elsewhere = fleetFolder();
+    writeFileSync(join(elsewhere, 'shared.toml'), 'every = "60s"\n');
+    symlinkSync(join(elsewhere, 'shared.toml'), join(dir, 'acme.toml'));
+    const run = await tidemark(['apply', dir], { TIDEMARK_URL: worker.url, TIDEMARK_TOKEN: TOKEN });
+    expect(run.stdout).toContain(`+ create    acme  (${dir}/acme.toml)`);
+    expect(run.code).toBe(2);
   });
 
   it('apply of a folder with a bad file exits 1 naming it, before any request', async () => {

@@ -73,6 +73,21 @@ describe('apply reads a folder: one file per poller, named by the file', () => {
       'fleet/twin.toml: poller "twin" is also fleet/twin.json: keep one file per poller',
     );
   });
+
+  it('refuses a YAML file: it looks like a config, and --prune would delete its poller', () => {
+    const read = readFleetFolder('fleet', [
+      { name: 'acme.yaml', text: 'every: 60s' },
+      { name: 'globex.yml', text: 'every: 5m' },
+      { name: 'fine.toml', text: 'every = "1m"' },
+    ]);
+    expect(read).toEqual({
+      ok: false,
+      errors: [
+        'fleet/acme.yaml: apply reads TOML and JSON only: write it as NAME.toml or NAME.json',
+        'fleet/globex.yml: apply reads TOML and JSON only: write it as NAME.toml or NAME.json',
+      ],
+    });
+  });
 });
 
 describe('changedPaths: deep equality, as paths', () => {
@@ -161,6 +176,27 @@ describe('planFleet: what apply would do', () => {
       { action: 'unchanged', name: 'same', file: 'fleet/same.toml' },
     ]);
     expect(plan.kept).toEqual([]);
+  });
+
+  it('with --selector prunes only the runtime pollers carrying its label: the ones the folder owns', () => {
+    const labelled: { name: string; kind: string; labels: Record<string, string> }[] = [
+      { name: 'ours', kind: 'runtime', labels: { managed_by: 'fleet-repo' } },
+      { name: 'theirs', kind: 'runtime', labels: { managed_by: 'product' } },
+      { name: 'unlabelled', kind: 'runtime', labels: {} },
+      { name: 'zendesk', kind: 'static', labels: { managed_by: 'fleet-repo' } },
+    ];
+    const plan = planFleet({
+      dir: 'fleet',
+      desired: [desired('kept', { every: '60s' })],
+      listed: labelled,
+      stored: new Map(),
+      prune: true,
+      selector: { key: 'managed_by', value: 'fleet-repo' },
+    });
+    expect(plan.steps).toEqual([
+      { action: 'create', name: 'kept', file: 'fleet/kept.toml', config: { every: '60s' } },
+      { action: 'delete', name: 'ours' },
+    ]);
   });
 
   it('refuses --prune with an empty folder: a wrong path must not delete the fleet', () => {

@@ -159,6 +159,31 @@ describe('tidemark apply: the runtime fleet as a folder of files', () => {
     await api('DELETE', `/pollers/${kept}`);
   });
 
+  it('--prune --selector deletes only the runtime pollers with its label, not those made elsewhere', async () => {
+    const owned = unique('cli-owned');
+    const foreign = unique('cli-foreign');
+    const labelled = { ...runtimeConfig(), labels: { managed_by: 'fleet-repo' } };
+    await api('PUT', `/pollers/${owned}`, labelled);
+    await api('PUT', `/pollers/${foreign}`, runtimeConfig());
+    const anchor = unique('cli-anchor');
+    const files = { [`${anchor}.json`]: JSON.stringify(labelled) };
+
+    const applied = await tidemark(
+      ['apply', 'fleet', '--prune', '--selector', 'managed_by=fleet-repo', '--yes'],
+      { files },
+    );
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain(`deleted ${owned}`);
+    expect(applied.stdout).not.toContain(foreign);
+    expect(await storedConfig(owned)).toBeNull();
+    expect(await storedConfig(foreign)).toEqual(runtimeConfig());
+
+    const misused = await tidemark(['apply', 'fleet', '--selector', 'managed_by'], { files });
+    expect(misused.code).toBe(1);
+    await api('DELETE', `/pollers/${foreign}`);
+    await api('DELETE', `/pollers/${anchor}`);
+  });
+
   it('a file naming a static poller is an error in the plan: nothing is applied (exit 1)', async () => {
     const fresh = unique('cli-fresh');
     const result = await tidemark(['apply', 'fleet', '--yes'], {

@@ -8,6 +8,7 @@ const { STATUS_TOKEN } = TEST_SECRETS;
 
 type Operation = {
   security?: Record<string, string[]>[];
+  responses?: Record<string, unknown>;
   parameters?: { name: string; in: string; schema?: { maximum?: number; minimum?: number } }[];
 };
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
@@ -68,6 +69,23 @@ describe('GET /openapi.json: the API described once', () => {
         .filter(({ declared, actual }) => declared !== actual),
     );
     expect(wrong).toEqual([]);
+  });
+
+  it('lists the refusals of each guarded route: 401 and 503, and 403 for a read-only token', async () => {
+    const document = await servedDocument();
+    const missing = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) => {
+        const access = accessDeclared(operation);
+        const expected = { read: ['401', '503'], admin: ['401', '403', '503'] }[
+          access as 'read' | 'admin'
+        ];
+        const declared = Object.keys(operation.responses ?? {});
+        return (expected ?? [])
+          .filter((status) => !declared.includes(status))
+          .map((status) => `${method.toUpperCase()} ${path}: ${status}`);
+      }),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('validates a request with the schema it publishes: a limit past its maximum is a 400', async () => {

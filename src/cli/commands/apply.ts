@@ -1,6 +1,6 @@
 import { type Api, errorOf, errorsOf, failure, isObject, segment } from '../api.ts';
 import { type CommandContext, defineCommand } from '../command.ts';
-import { CliError } from '../errors.ts';
+import { CliError, UsageError } from '../errors.ts';
 import { EXIT, type ExitCode } from '../exit-codes.ts';
 import { type DesiredPoller, readFleetFolder } from '../fleet-folder.ts';
 import { listAllPollers } from '../fleet-list.ts';
@@ -8,7 +8,7 @@ import { hasChanges, type Plan, type PlanStep, planFleet } from '../plan.ts';
 import { planLines } from '../plan-text.ts';
 
 export const apply = defineCommand({
-  usage: 'apply DIR [--prune] [--yes]',
+  usage: 'apply DIR [--prune [--selector KEY=VALUE]] [--yes]',
   summary: 'make the runtime fleet equal a folder of configs (plan; --yes applies it)',
   help: [
     'DIR holds one file per runtime poller, NAME.toml or NAME.json, whose name is the',
@@ -17,6 +17,8 @@ export const apply = defineCommand({
     'keys that changed), unchanged (deep-equal to GET /pollers/NAME/config), and with',
     '--prune, delete: runtime pollers not in DIR. Static pollers (wrangler.toml) are never',
     'deleted, and a file naming one is an error; so is --prune with no poller file in DIR.',
+    '--selector KEY=VALUE limits --prune to the runtime pollers with that label: the ones',
+    'this folder owns, so pollers created through the API by anything else are never pruned.',
     '',
     'Without --yes nothing is changed. With --yes, creates and replaces go first; if any',
     'is refused, its errors are printed and no poller is deleted.',
@@ -25,12 +27,17 @@ export const apply = defineCommand({
     '1 an error (a bad file, a static poller named, an HTTP failure, a PUT refused).',
   ],
   positionals: ['dir'],
-  flags: { prune: 'boolean', yes: 'boolean' },
+  flags: { prune: 'boolean', yes: 'boolean', selector: 'string' },
   async run(context, { args, flags }) {
+    const selector = flags.selector === undefined ? null : selectorOf(flags.selector);
+    if (selector !== null && flags.prune !== true) {
+      throw new UsageError('--selector says which runtime pollers --prune may delete: add --prune');
+    }
     const desired = await readFolder(context, args.dir);
     if (desired === null) return EXIT.error;
     const api = context.api();
-    const plan = await planAgainst(api, args.dir, desired, flags.prune === true);
+    const prune = flags.prune === true ? { selector } : null;
+    const plan = await planAgainst(api, args.dir, desired, prune);
     context.out(`Plan for ${api.url} from ${args.dir}:`);
     for (const line of planLines(plan, args.dir)) context.out(line);
     if (plan.errors.length > 0) {
@@ -49,6 +56,14 @@ export const apply = defineCommand({
     return applyPlan(context, api, plan, args.dir);
   },
 });
+
+/** `KEY=VALUE`, as `pollers list --label` and GET /pollers?label= take a label. */
+function selectorOf(text: string): { key: string; value: string } {
+  const split = text.indexOf('=');
+  if (split <= 0)
+    throw new UsageError(`--selector ${text}: must be KEY=VALUE, e.g. managed_by=fleet-repo`);
+  return { key: text.slice(0, split), value: text.slice(split + 1) };
+}
 
 /** The folder's pollers, or null once every problem in it is reported. */
 async function readFolder(context: CommandContext, dir: string): Promise<DesiredPoller[] | null> {
@@ -77,7 +92,7 @@ async function planAgainst(
   api: Api,
   dir: string,
   desired: readonly DesiredPoller[],
-  prune: boolean,
+  prune: { selector: { key: string; value: string } | null } | null,
 ): Promise<Plan> {
   const listed = await listAllPollers(api);
   const runtime = new Set(listed.filter((p) => p.kind === 'runtime').map((p) => p.name));
@@ -95,7 +110,14 @@ async function planAgainst(
       }),
     );
   }
-  return planFleet({ dir, desired, listed, stored, prune });
+  return planFleet({
+    dir,
+    desired,
+    listed,
+    stored,
+    prune: prune !== null,
+    selector: prune?.selector,
+  });
 }
 
 /** The longest reason DELETE /pollers/:name keeps. */

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { knownPoller, pollerObject } from '../known-poller.ts';
 import { adminRefusals, guarded } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
-import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import { ErrorBody, errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { jsonBody } from '../openapi/json-body.ts';
 import { PollerName } from '../openapi/params.ts';
@@ -64,7 +64,10 @@ const replay = createRoute({
   request: { params: WithKey },
   responses: {
     200: json(Outcome, 'Delivered, and removed.'),
-    404: json(Outcome, 'No such poller or dead letter.'),
+    404: json(
+      z.union([Outcome, ErrorBody]),
+      'No such poller (an error) or dead letter (an outcome).',
+    ),
     409: json(Outcome, 'A run holds the lease, or the record cannot be delivered as it is.'),
     502: json(Outcome, 'The delivery failed again: the error, and it stays.'),
     ...adminRefusals,

@@ -1,4 +1,4 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { isoTimeOrNull } from '../../engine/iso-time.ts';
 import { sameSecret } from '../../secrets/same-secret.ts';
 import { isKnownPoller, pollerObject, unknownPoller } from '../known-poller.ts';
@@ -25,10 +25,8 @@ const nudge = createRoute({
   description:
     "ADMIN_TOKEN as a bearer header, or the poller's NUDGE_TOKEN as a bearer header or ?token=. The body is never read.",
   security: SECURITY.nudge,
-  request: {
-    params: PollerName,
-    query: z.object({ token: z.string().optional() }),
-  },
+  // `?token=` is the nudgeTokenQuery scheme, so it is not a parameter as well.
+  request: { params: PollerName },
   responses: {
     202: json(Outcome, 'What became of it: scheduled (run_at), coalesced, or ignored.'),
     401: errorResponse('A missing or wrong token, or (to a nudge token) no such poller.'),
@@ -48,7 +46,7 @@ const nudge = createRoute({
 export const nudgeRoutes = apiRoutes().openapi(nudge, async (c) => {
   const { name } = c.req.valid('param');
   const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
-  const presented = bearer ?? c.req.valid('query').token;
+  const presented = bearer ?? c.req.query(TOKEN_PARAM);
   if (presented === undefined || presented === '') {
     return c.json(
       {
