@@ -30,6 +30,12 @@ export function apiFromEnv(env: Readonly<Record<string, string | undefined>>, fe
       `TIDEMARK_URL must be an http(s) URL, e.g. https://tidemark.example.workers.dev`,
     );
   }
+  if (/^http:/i.test(address) && !isLoopback(address)) {
+    // The bearer token would cross the network in the clear.
+    throw new CliError(
+      `TIDEMARK_URL is plain http to another machine: use https (http is for 127.0.0.1 and localhost, as npm start serves)`,
+    );
+  }
   const token = env.TIDEMARK_TOKEN?.trim();
   if (!token) {
     throw new CliError(
@@ -60,6 +66,12 @@ export function apiFromEnv(env: Readonly<Record<string, string | undefined>>, fe
       return { status: reply.status, body: parsedOrText(received) };
     },
   };
+}
+
+/** `http://127.0.0.1:8787`, `http://localhost`, `http://[::1]`: this machine. */
+function isLoopback(address: string): boolean {
+  const host = new URL(address).hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Thrown for an answer the command cannot go on from: says what was asked and what came back. */
@@ -97,6 +109,12 @@ function parsedOrText(text: string): unknown {
   }
 }
 
+/** What failed, and why underneath: Node's fetch says "fetch failed" and keeps the why in `cause`. */
 function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause;
+  const code = isObject(cause) && typeof cause.code === 'string' ? cause.code : null;
+  const detail = cause instanceof Error ? cause.message : null;
+  const why = [code, detail].filter((part) => part !== null && part !== '').join(': ');
+  return why === '' || error.message.includes(why) ? error.message : `${error.message} (${why})`;
 }

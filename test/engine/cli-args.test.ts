@@ -110,6 +110,39 @@ describe('tidemark: commands, help and the environment', () => {
     expect(bad.stderr).toContain('usage: tidemark pollers pause NAME [--reason R]');
   });
 
+  it('refuses plain http to another machine, where the token would cross in the clear', async () => {
+    const token = { TIDEMARK_TOKEN: 'sekrit-token-123' };
+    const remote = await run(['pollers', 'list'], { TIDEMARK_URL: 'http://t.test', ...token });
+    expect(remote).toMatchObject({ code: 1, requests: [] });
+    expect(remote.stderr).toContain('TIDEMARK_URL is plain http to another machine: use https');
+    for (const local of ['http://127.0.0.1:8787', 'http://localhost:8787', 'http://[::1]:8787']) {
+      const answered = await run(['pollers', 'list'], { TIDEMARK_URL: local, ...token });
+      expect(answered.requests, local).toEqual([`${local}/pollers?limit=500`]);
+    }
+  });
+
+  it('names the cause of a request that did not get an answer (Node keeps it in cause)', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8787'), {
+      code: 'ECONNREFUSED',
+    });
+    let stderr = '';
+    const code = await runCli({
+      argv: ['pollers', 'list'],
+      env: { TIDEMARK_URL: 'http://127.0.0.1:8787', TIDEMARK_TOKEN: 't' },
+      fetch: async () => {
+        throw new TypeError('fetch failed', { cause: refused });
+      },
+      readDir: async () => [],
+      readStdin: async () => null,
+      stdout: () => {},
+      stderr: (text) => {
+        stderr += text;
+      },
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)');
+  });
+
   it('says which variable is missing (exit 1), and never prints the token', async () => {
     const noUrl = await run(['pollers', 'list'], { TIDEMARK_TOKEN: 'sekrit-token-123' });
     expect(noUrl.code).toBe(1);

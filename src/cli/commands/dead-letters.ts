@@ -1,6 +1,7 @@
+import { allPages } from '../all-pages.ts';
 import { type Api, failure, isObject, segment } from '../api.ts';
 import { defineCommand } from '../command.ts';
-import { CliError, UsageError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { json, table } from '../table.ts';
 
@@ -84,23 +85,9 @@ export const deadLettersDiscard = defineCommand({
 /** The most a page of dead letters can hold: fewer round trips (each page also stops at 4 MB). */
 const PAGE = 500;
 
-async function allDeadLetters(api: Api, poller: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let cursor: string | null = null;
-  do {
-    const query = new URLSearchParams({ limit: String(PAGE) });
-    if (cursor !== null) query.set('cursor', cursor);
-    const path = `/pollers/${segment(poller)}/dead-letters?${query}`;
-    const reply = await api.call('GET', path);
-    if (reply.status !== 200) throw failure('GET', path, reply);
-    const page = reply.body;
-    if (!isObject(page) || !Array.isArray(page.items)) {
-      throw new CliError(`GET ${path}: not a page of dead letters`);
-    }
-    items.push(...page.items.filter(isObject));
-    cursor = typeof page.next_cursor === 'string' ? page.next_cursor : null;
-  } while (cursor !== null);
-  return items;
+function allDeadLetters(api: Api, poller: string): Promise<Record<string, unknown>[]> {
+  const path = `/pollers/${segment(poller)}/dead-letters`;
+  return allPages(api, path, { limit: String(PAGE) }, 'dead letters');
 }
 
 const oneLine = (text: string) => {
