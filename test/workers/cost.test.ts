@@ -26,17 +26,10 @@ async function persisted(poller: Poller) {
   return { rows: row?.rows_written, alarms: row?.alarm_writes };
 }
 
-/** The poller's own tick comes due and its alarm fires: what a cron poller does every minute. */
-async function ownTick(poller: Poller) {
-  await poller.dueNow(); // writes nothing: what waits in memory stays there
-  await poller.alarm();
-  await poller.settle();
-}
-
 /** The writes of one own tick, and its run. */
 async function tickCost(poller: Poller) {
   const before = await written(poller);
-  await ownTick(poller);
+  await poller.ownTick();
   const after = await written(poller);
   const run = (await poller.runs())[0];
   return { rows: after.rows - before.rows, alarms: after.alarms - before.alarms, run };
@@ -47,8 +40,8 @@ async function steadyPoller() {
   const poller = newPoller('batched'); // pages of 250, webhook batches of 100
   await poller.setCheckpoint(Date.now() - MINUTE);
   await poller.stub().ensureScheduled();
-  await ownTick(poller);
-  await ownTick(poller);
+  await poller.ownTick();
+  await poller.ownTick();
   return poller;
 }
 
@@ -94,7 +87,7 @@ describe('rows written per run, as Cloudflare bills them (alarm writes included)
   it('keeps its counters in storage: a restart loses none of them', async () => {
     const poller = await steadyPoller();
     await publish(poller, 100, 'c');
-    await ownTick(poller);
+    await poller.ownTick();
     const before = await persisted(poller);
     expect(before).toEqual(await written(poller));
     await poller.abort(); // a deploy or an eviction: the object's memory is gone
@@ -108,9 +101,9 @@ describe('rows written per run, as Cloudflare bills them (alarm writes included)
   it('lists the idle runs it folded only by their last one, between the runs that did something', async () => {
     const poller = await steadyPoller();
     await publish(poller, 1, 'd');
-    await ownTick(poller);
-    await ownTick(poller);
-    await ownTick(poller);
+    await poller.ownTick();
+    await poller.ownTick();
+    await poller.ownTick();
     const runs = await poller.runs();
     expect(runs[0]).toMatchObject({ outcome: 'success', records: 0 });
     expect(runs[1]).toMatchObject({ outcome: 'success', records: 1 });

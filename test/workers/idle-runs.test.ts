@@ -16,21 +16,12 @@ beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
 
-type Poller = ReturnType<typeof newPoller>;
-
-/** The poller's own tick comes due and its alarm fires, writing nothing else. */
-async function ownTick(poller: Poller) {
-  await poller.dueNow();
-  await poller.alarm();
-  await poller.settle();
-}
-
 /** A poller that schedules itself, past its first runs, with what they wrote on disk. */
 async function idlePoller() {
   const poller = newPoller('batched');
   await poller.setCheckpoint(Date.now() - MINUTE);
   await poller.stub().ensureScheduled();
-  await ownTick(poller);
+  await poller.ownTick();
   await poller.sql('SELECT 1'); // what waits in memory is written: a known start
   return poller;
 }
@@ -42,9 +33,9 @@ describe('an idle run writes nothing but its alarm', () => {
     const poller = await idlePoller();
     const stored = await poller.storedRow();
     await sleep(5);
-    await ownTick(poller);
+    await poller.ownTick();
     await sleep(5);
-    await ownTick(poller);
+    await poller.ownTick();
     const status = await poller.status();
     // On disk: nothing of the two runs.
     expect(await poller.storedRow()).toMatchObject({
@@ -63,11 +54,11 @@ describe('an idle run writes nothing but its alarm', () => {
     const poller = newPoller('lagging');
     await poller.setCheckpoint(Date.now() - MINUTE);
     await poller.stub().ensureScheduled();
-    await ownTick(poller);
+    await poller.ownTick();
     await poller.sql('SELECT 1');
     for (let i = 0; i < 3; i += 1) {
       const before = await poller.stub().storageStats();
-      await ownTick(poller);
+      await poller.ownTick();
       const after = await poller.stub().storageStats();
       expect(after.rowsWritten - before.rowsWritten).toBe(0);
     }
@@ -78,7 +69,7 @@ describe('an idle run writes nothing but its alarm', () => {
     const poller = await idlePoller();
     const stored = (await poller.storedRow()).checkpoint ?? 0;
     await sleep(20);
-    await ownTick(poller);
+    await poller.ownTick();
     const shown = Date.parse((await poller.status()).checkpoint ?? '');
     expect(shown).toBeGreaterThan(stored + 10);
     await poller.abort(); // its memory is gone
@@ -86,7 +77,7 @@ describe('an idle run writes nothing but its alarm', () => {
     // A record stamped between the checkpoint on disk and the one lost, that the upstream
     // shows only now (a replication lag): the longer window after the crash delivers it.
     upstream.add('late', stored + 5);
-    await ownTick(poller);
+    await poller.ownTick();
     expect(receiver.ids()).toEqual(['late']);
   });
 

@@ -3,6 +3,8 @@ import { env } from 'cloudflare:workers';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import type { StoreHost } from '../../src/poller/store/host.ts';
 import { SqliteStore } from '../../src/poller/store/index.ts';
+import { BOUNDARY_POLLERS } from '../support/boundary-pollers.ts';
+import { TEST_POLLERS } from '../support/pollers.ts';
 
 const DUE_SLACK_MS = 100;
 
@@ -15,6 +17,21 @@ export function writtenBehindTheStore(instance: Poller): void {
 }
 
 /** The SQL host under a store: what waits in memory to be written (StoreHost.defer). */
+/**
+ * Disarms every static test poller's own ticks, which the watchdog arms: so that no tick of
+ * these shared objects fires later, in another test.
+ */
+export async function disarmStaticPollers(): Promise<void> {
+  for (const name of Object.keys({ ...TEST_POLLERS, ...BOUNDARY_POLLERS })) {
+    const object = env.POLLER.get(env.POLLER.idFromName(name));
+    await runInDurableObject(object, async (instance: Poller, state) => {
+      await state.storage.deleteAlarm();
+      state.storage.sql.exec('UPDATE poller_state SET next_tick_at = NULL');
+      writtenBehindTheStore(instance);
+    });
+  }
+}
+
 export function hostOf(store: SqliteStore): StoreHost {
   return (store as unknown as { host: StoreHost }).host;
 }
@@ -125,6 +142,15 @@ export function newPoller(config: string, objectName?: string) {
       runInDurableObject(fresh(), (instance: Poller) => {
         hostOf(storeOf(instance)).defer({ next_tick_at: Date.now() }, Date.now());
       }),
+    /**
+     * The poller's own tick comes due and its alarm fires: what a cron poller does every
+     * minute, with nothing written by the test (what waits in memory stays there).
+     */
+    async ownTick() {
+      await poller.dueNow();
+      await poller.alarm();
+      await poller.settle();
+    },
     /** The state row as stored, without writing what waits in memory first. */
     storedRow: () =>
       runInDurableObject(fresh(), (_instance: Poller, state) =>

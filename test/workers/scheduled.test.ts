@@ -9,26 +9,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import worker from '../../src/index.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { watchdog } from '../../src/watchdog.ts';
-import { BOUNDARY_POLLERS } from '../support/boundary-pollers.ts';
-import { TEST_POLLERS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
-import { writtenBehindTheStore } from './poller.ts';
+import { disarmStaticPollers, writtenBehindTheStore } from './poller.ts';
 
 beforeEach(() => {
   installFakes();
 });
 
-// The watchdog arms every static poller's own ticks: disarm them, so that no tick of these
-// shared objects fires later, in another test.
-afterEach(async () => {
-  for (const name of Object.keys({ ...TEST_POLLERS, ...BOUNDARY_POLLERS })) {
-    await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
-      await state.storage.deleteAlarm();
-      state.storage.sql.exec('UPDATE poller_state SET next_tick_at = NULL');
-      writtenBehindTheStore(instance);
-    });
-  }
-});
+// The watchdog arms every static poller's own ticks: disarmed after each test.
+afterEach(disarmStaticPollers);
 
 const objectOf = (name: string) => env.POLLER.get(env.POLLER.idFromName(name));
 const statusOf = (name: string) => objectOf(name).status();

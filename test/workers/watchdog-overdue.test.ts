@@ -7,11 +7,9 @@ import { REPORT_EVERY_MS, REPORT_GRACE_MS, VISIT_AGAIN_MS } from '../../src/regi
 import { OVERDUE_QUERY } from '../../src/registry/overdue.ts';
 import { type Registry, registryOf } from '../../src/registry/registry.ts';
 import { watchdog } from '../../src/watchdog.ts';
-import { BOUNDARY_POLLERS } from '../support/boundary-pollers.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
-import { TEST_POLLERS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
-import { writtenBehindTheStore } from './poller.ts';
+import { disarmStaticPollers } from './poller.ts';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -26,17 +24,8 @@ beforeEach(() => {
   installFakes();
 });
 
-// The watchdog arms every static poller's own ticks: disarm them, so that no tick of these
-// shared objects fires later, in another test.
-afterEach(async () => {
-  for (const name of Object.keys({ ...TEST_POLLERS, ...BOUNDARY_POLLERS })) {
-    await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
-      await state.storage.deleteAlarm();
-      state.storage.sql.exec('UPDATE poller_state SET next_tick_at = NULL');
-      writtenBehindTheStore(instance);
-    });
-  }
-});
+// The watchdog arms every static poller's own ticks: disarmed after each test.
+afterEach(disarmStaticPollers);
 
 /** Runtime pollers created through the API, each ticking on its own alarm (every minute). */
 async function created(count: number, every = '60s'): Promise<string[]> {
