@@ -18,9 +18,13 @@ export interface FleetFigures {
     backgroundShare: number;
     visited: number;
     subrequests: number;
+    /** WatchdogShard invocations the tick's visits went out in (0: all in the cron's own). */
+    groups: number;
   };
-  /** WATCHDOG_SLICE: runtime pollers per tick in the round robin, and overdue at most. */
+  /** WATCHDOG_SLICE: overdue runtime pollers per tick at most, and the round robin's floor. */
   slice: number;
+  /** WATCHDOG_ROUND: ticks in which every runtime poller is visited once. */
+  round: number;
   /** The watchdog's cron, fired every minute while watched, as Cloudflare would. */
   watchdogTicks: { count: number; maxMs: number; overdueVisits: number };
   /** With --lost-alarms: the pollers whose alarms were deleted, and how soon they ran again. */
@@ -64,18 +68,19 @@ const END = '<!-- fleet:end -->';
 function commandLine(f: FleetFigures): string {
   const lost = f.lostAlarms === null ? '' : ` --lost-alarms ${f.lostAlarms.percent}`;
   const slice = f.slice === 200 ? '' : ` --slice ${f.slice}`;
-  return `--pollers ${f.pollers} --minutes ${Math.round(f.observedMinutes)}${lost}${slice}`;
+  const round = f.round === 2 ? '' : ` --round ${f.round}`;
+  return `--pollers ${f.pollers} --minutes ${Math.round(f.observedMinutes)}${lost}${slice}${round}`;
 }
 
 /** The lost-alarm scenario's rows, when it ran. */
 function lostAlarmRows(f: FleetFigures): string {
   const lost = f.lostAlarms;
   if (lost === null) return '';
-  // Its first tick REPORT_EVERY after its last report, the grace, then the watchdog's tick.
-  const bound = (REPORT_EVERY_MS + REPORT_GRACE_MS) / 60_000 + 2;
-  const cycle = Math.ceil(f.pollers / f.slice);
+  // The round visits it within WATCHDOG_ROUND ticks of the loss; the overdue queue alone
+  // would take REPORT_EVERY + one interval + grace + one tick after its last report.
+  const overdueBound = (REPORT_EVERY_MS + REPORT_GRACE_MS) / 60_000 + 2;
   return `| lost alarms: pollers | ${lost.lost} (${lost.percent}%, picked at random, each alarm deleted at a random moment of the watch's first ${lost.spreadMinutes} minutes) |
-| lost alarms: time until each ran again | median ${lost.medianMinutes} min, max ${lost.maxMinutes} min (${lost.ranAgain} of ${lost.lost} ran again; by construction at most REPORT_EVERY + one interval + grace + one watchdog tick = ${bound} min after its last report, with the round robin alone up to ${cycle} min) |
+| lost alarms: time until each ran again | median ${lost.medianMinutes} min, max ${lost.maxMinutes} min (${lost.ranAgain} of ${lost.lost} ran again; by construction within WATCHDOG_ROUND = ${f.round} watchdog ticks of the loss, then the run's own start; the overdue queue alone would take up to ${overdueBound} min) |
 | lost alarms: set again by the watchdog | ${lost.repairedByWatchdog} of ${lost.ranAgain} (any other had its alarm set again by a run that was going when it was deleted) |
 `;
 }
@@ -97,7 +102,7 @@ parameter), so reading them wakes no poller.${f.lostAlarms === null ? '' : ' The
 | creation through the API | ${f.createdPerSecond.toLocaleString('en')} pollers/s (${f.createSeconds} s for ${f.pollers.toLocaleString('en')}) |
 | one watchdog tick: wall time | ${f.watchdog.ms} ms |
 | one watchdog tick: CPU | ${f.watchdog.cpuMs} ms (the workerd process's during the tick, less what the ticking fleet took in the 10 s before: ${Math.round(f.watchdog.backgroundShare * 100)}% of a core; the Worker, the registry and the ${f.watchdog.visited} pollers it visits) |
-| one watchdog tick: subrequests | ${f.watchdog.subrequests} (${f.watchdog.visited} poller visits + 2 registry calls, none overdue; by construction: WATCHDOG_SLICE = ${f.slice}) |
+| one watchdog tick: subrequests | ${f.watchdog.subrequests} in the cron's invocation (${f.watchdog.groups > 0 ? `${f.watchdog.groups} WatchdogShard calls of up to 400 visits each` : `${f.watchdog.visited} poller visits`} + 2 registry calls; by construction: ${f.watchdog.visited} visits, every poller once in WATCHDOG_ROUND = ${f.round} ticks) |
 | ticks observed | ${f.ticks.toLocaleString('en')} |
 | ticks within their interval + 5 s | ${(f.onTimeShare * 100).toFixed(1)}% (${f.onTime.toLocaleString('en')}) |
 | pollers whose every tick came within interval + 5 s | ${((f.pollersOnTime / f.watched) * 100).toFixed(1)}% (${f.pollersOnTime.toLocaleString('en')}) |
@@ -110,7 +115,7 @@ parameter), so reading them wakes no poller.${f.lostAlarms === null ? '' : ' The
 ${lostAlarmRows(f)}
 Cost per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
 requests (43,200 ticks, a registry report every ${REPORT_EVERY_MS / 60_000} minutes, a watchdog visit every
-${Math.ceil(f.pollers / f.slice)} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
+${f.round} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
 measured wall time): **$${f.perPollerMonth.usd}** at $0.15 per million requests, $1.00 per million rows
 written and $12.50 per million GB-s (Workers Paid; check the pricing page). Subrequests to the
 upstream are not billed by Cloudflare. All pollers share one workerd process here; on

@@ -15,7 +15,8 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { convertV4MiniflareOptions, Miniflare } from 'miniflare';
-import { REPORT_EVERY_MS, REPORT_GRACE_MS } from '../src/registry/heartbeat.ts';
+import { REPORT_EVERY_MS } from '../src/registry/heartbeat.ts';
+import { SHARD_VISITS } from '../src/watchdog/limits.ts';
 import { PROBE } from './fleet-probe.ts';
 import { type FleetFigures, writeFleetSection } from './fleet-section.ts';
 import {
@@ -37,8 +38,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '50' },
     // Percent of the pollers whose alarms are deleted while watched (0: none).
     'lost-alarms': { type: 'string', default: '0' },
-    // WATCHDOG_SLICE: a smaller slice makes the round robin as slow as a larger fleet's.
+    // WATCHDOG_SLICE: overdue pollers visited per tick at most (and the round robin's floor).
     slice: { type: 'string', default: '200' },
+    // WATCHDOG_ROUND: ticks in which the watchdog visits every runtime poller once.
+    round: { type: 'string', default: '2' },
     // Where to keep every poller's tick times as JSON, to look at again.
     raw: { type: 'string' },
   },
@@ -48,16 +51,14 @@ const MINUTES = Number(values.minutes);
 const CONCURRENCY = Number(values.concurrency);
 const LOST_PERCENT = Number(values['lost-alarms']);
 const SLICE = Number(values.slice);
-/** Losses fall within one heartbeat period: anywhere between two of a poller's reports. */
-const LOSS_SPREAD_MS = REPORT_EVERY_MS;
+const ROUND = Number(values.round);
+/** Losses fall at random moments of the watch's first 10 minutes, at any point of a round. */
+const LOSS_SPREAD_MS = 10 * 60_000;
 /**
- * With lost alarms, the watch lasts until the last loss is past its bound (REPORT_EVERY + one
- * interval + grace + one watchdog tick after the poller's last report), and 2 minutes more.
+ * With lost alarms, the watch lasts until the last loss is past its bound (the round's
+ * WATCHDOG_ROUND ticks after the loss), and 4 minutes more.
  */
-const WATCH_MINUTES = Math.max(
-  MINUTES,
-  LOST_PERCENT > 0 ? (LOSS_SPREAD_MS + REPORT_EVERY_MS + REPORT_GRACE_MS) / 60_000 + 4 : 0,
-);
+const WATCH_MINUTES = Math.max(MINUTES, LOST_PERCENT > 0 ? LOSS_SPREAD_MS / 60_000 + ROUND + 4 : 0);
 const INTERVAL_MS = 60_000;
 const LATE_MS = 5_000;
 
@@ -147,6 +148,7 @@ export async function fleet(): Promise<FleetFigures> {
           bindings: {
             POLLERS: '{}',
             WATCHDOG_SLICE: String(SLICE),
+            WATCHDOG_ROUND: String(ROUND),
             ADMIN_TOKEN: ADMIN,
             STATUS_TOKEN: ADMIN,
             WEBHOOK_SECRET,
@@ -308,20 +310,23 @@ export async function fleet(): Promise<FleetFigures> {
       after.lastRunMs.length === 0
         ? 0
         : after.lastRunMs.reduce((sum, ms) => sum + ms, 0) / after.lastRunMs.length;
-    const slice = Math.min(SLICE, POLLERS);
+    // By construction: the round robin's share of a tick, and the cron invocation's own
+    // subrequests (a share above SHARD_VISITS goes out in groups, one WatchdogShard call each).
+    const visited = Math.max(Math.min(SLICE, POLLERS), Math.ceil(POLLERS / ROUND));
+    const groups = visited > SHARD_VISITS ? Math.ceil(visited / SHARD_VISITS) : 0;
 
     // Per poller per month, ticking once a minute with nothing new: one alarm invocation per
     // tick (a DO request), a registry report every REPORT_EVERY (its heartbeat), a watchdog
-    // visit every ceil(pollers / slice) minutes; rows as counted above, plus the registry's
-    // two per report (the row and its entry in the overdue index); duration at 128 MB for
-    // the measured wall time of a tick.
+    // visit every WATCHDOG_ROUND minutes (a DO request that writes nothing); rows as counted
+    // above, plus the registry's two per report (the row and its entry in the overdue index);
+    // duration at 128 MB for the measured wall time of a tick (a visit is charged as one too).
     const month = 30 * 24 * 60;
     const ticksPerMonth = (month * 60_000) / INTERVAL_MS;
     const reportsPerMonth = (month * 60_000) / REPORT_EVERY_MS;
-    const visitsPerMonth = month / Math.ceil(POLLERS / slice);
+    const visitsPerMonth = (month * visited) / POLLERS;
     const doRequests = ticksPerMonth + reportsPerMonth + visitsPerMonth;
     const rowsWritten = ticksPerMonth * rowsPerTick + reportsPerMonth * 2;
-    const gbSeconds = ticksPerMonth * 0.125 * (tickMs / 1000);
+    const gbSeconds = (ticksPerMonth + visitsPerMonth) * 0.125 * (tickMs / 1000);
     const usd =
       (doRequests / 1e6) * PRICE.doRequestsPerMillion +
       (rowsWritten / 1e6) * PRICE.rowsWrittenPerMillion +
@@ -334,10 +339,12 @@ export async function fleet(): Promise<FleetFigures> {
         ms: Math.round(watchdogMs),
         cpuMs: Math.round(watchdogCpuMs),
         backgroundShare: Math.round(backgroundShare * 100) / 100,
-        visited: slice,
-        subrequests: slice + 2,
+        visited,
+        subrequests: (groups > 0 ? groups : visited) + 2,
+        groups,
       },
       slice: SLICE,
+      round: ROUND,
       watchdogTicks: {
         count: 1 + tickMsWhileWatched.length,
         maxMs: Math.round(Math.max(watchdogMs, ...tickMsWhileWatched)),

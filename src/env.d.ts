@@ -24,8 +24,12 @@ interface Env {
   SECRETS_KEY_PREVIOUS?: string;
   /** Label keys (comma-separated, at most 5) the fleet's /metrics series are split by. */
   METRICS_LABELS?: string;
-  /** Runtime pollers the watchdog looks at per cron tick (default 200). */
+  /** Overdue runtime pollers the watchdog visits first per cron tick, at most (default 200). */
   WATCHDOG_SLICE?: string;
+  /** Ticks in which the watchdog visits every active runtime poller once (default 2). */
+  WATCHDOG_ROUND?: string;
+  /** Visits per invocation; a larger share goes out in groups to WatchdogShard (default 400). */
+  WATCHDOG_GROUP?: string;
 }
 
 declare namespace Cloudflare {

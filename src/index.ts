@@ -1,15 +1,19 @@
 import { consumeDeliveries } from './delivery/queue-consumer.ts';
 import { app } from './http/app.ts';
-import { watchdog } from './watchdog.ts';
+import { type Shards, watchdog } from './watchdog/index.ts';
 
 export { DemoUpstream } from './demo/upstream.ts';
 export { Poller } from './poller/durable-object.ts';
 export { Registry } from './registry/registry.ts';
+export { WatchdogShard } from './watchdog/shard.ts';
 
 export default {
   fetch: app.fetch,
-  async scheduled(controller, env, _ctx) {
-    await watchdog(env, controller.scheduledTime);
+  async scheduled(controller, env, ctx) {
+    // This Worker's own WatchdogShard entrypoint (a loopback binding, typed here because
+    // Cloudflare.Exports only knows the main module through GlobalProps).
+    const shards = (ctx.exports as { WatchdogShard?: Shards } | undefined)?.WatchdogShard;
+    await watchdog(env, controller.scheduledTime, shards ?? null);
   },
   async queue(batch, env, _ctx) {
     await consumeDeliveries(batch, env);

@@ -25,8 +25,8 @@ export type * from './types.ts';
 /**
  * Which pollers exist, without waking them: a row per poller in one Durable Object's SQLite.
  * The pollers report here when their state, dead letters or health change, and otherwise
- * once every REPORT_EVERY (15 minutes: a heartbeat), so at 10,000 pollers it takes about
- * ten writes a second.
+ * once every REPORT_EVERY (an hour: a heartbeat), so at 10,000 pollers it takes a few writes
+ * a second.
  */
 export class Registry extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -252,15 +252,20 @@ export class Registry extends DurableObject<Env> {
   }
 
   /**
-   * The watchdog's share of one tick (see registry/watchdog-slice.ts): bounded however many
-   * pollers there are.
+   * The watchdog's share of one tick (see registry/watchdog-slice.ts): every active runtime
+   * poller once in `round` ticks, and the overdue and half-way ones, each bounded by `limit`.
    */
-  async watchdogSlice(limit: number, stuckFor: number, now: number): Promise<WatchdogShare> {
+  async watchdogSlice(
+    limit: number,
+    stuckFor: number,
+    now: number,
+    round: number,
+  ): Promise<WatchdogShare> {
     const after =
       this.sql
         .exec<{ value: string }>("SELECT value FROM registry_meta WHERE key = 'watchdog_after'")
         .toArray()[0]?.value ?? '';
-    const share = watchdogShare(this.sql, limit, stuckFor, now, after);
+    const share = watchdogShare(this.sql, limit, stuckFor, now, after, round);
     this.sql.exec(
       "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       share.last,

@@ -16,11 +16,12 @@ export interface WatchdogShare {
 
 /**
  * The watchdog's share of one tick: runtime pollers left half-way (configuring or deleting
- * for longer than `stuckFor`), up to `limit` runtime pollers past their due time (a lost alarm
- * is among them), and the next `limit` runtime pollers in name order after where the last tick
- * stopped (round robin: `after`, and the share's `last` for the next tick; it reaches the
- * pollers that never reported a due time), so a tick's work is bounded however many pollers
- * there are.
+ * for longer than `stuckFor`), up to `limit` runtime pollers past their due time, and the
+ * round robin's next runtime pollers in name order after where the last tick stopped
+ * (`after`, and the share's `last` for the next tick): as many as go round every active
+ * runtime poller in `round` ticks, and at least `limit`. Every poller is visited at least once
+ * a round whatever it reported, which is how a lost alarm is found within `round` ticks at
+ * any fleet size.
  */
 export function watchdogShare(
   sql: SqlStorage,
@@ -29,7 +30,15 @@ export function watchdogShare(
   now: number,
   /** Where the last tick stopped (the registry keeps it in `registry_meta`). */
   after: string,
+  /** Ticks in which the round robin visits every active runtime poller once. */
+  round: number,
 ): WatchdogShare {
+  const active = sql
+    .exec<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM pollers WHERE kind = 'runtime' AND phase = 'active'",
+    )
+    .one().n;
+  const share = Math.max(limit, Math.ceil(active / Math.max(1, round)));
   const stuck = sql
     .exec<WatchdogEntry>(
       `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE phase != 'active' AND updated_at < ? ORDER BY updated_at LIMIT ?`,
@@ -41,16 +50,16 @@ export function watchdogShare(
     .exec<WatchdogEntry>(
       `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE kind = 'runtime' AND phase = 'active' AND name > ? ORDER BY name LIMIT ?`,
       after,
-      limit,
+      share,
     )
     .toArray();
-  if (rows.length < limit && after !== '') {
+  if (rows.length < share && after !== '') {
     // Wrapped around: start again from the first name.
     const more = sql
       .exec<WatchdogEntry>(
         `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE kind = 'runtime' AND phase = 'active' AND name <= ? ORDER BY name LIMIT ?`,
         after,
-        limit - rows.length,
+        share - rows.length,
       )
       .toArray();
     rows = [...rows, ...more];

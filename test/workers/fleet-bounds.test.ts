@@ -5,10 +5,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { app } from '../../src/http/app.ts';
 import { cachedPollerExists, UNKNOWN_NAME_TTL_MS } from '../../src/http/public-cache.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
+import { REPORT_EVERY_MS } from '../../src/registry/heartbeat.ts';
 import { type Registry, registryOf } from '../../src/registry/registry.ts';
 import { secretKeysFrom } from '../../src/secrets/keys.ts';
 import { PollerSecrets } from '../../src/secrets/store.ts';
-import { watchdog } from '../../src/watchdog.ts';
+import { watchdog } from '../../src/watchdog/index.ts';
 import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { countingRegistry } from '../support/registry-calls.ts';
@@ -370,22 +371,17 @@ describe('lists show lag as reported', () => {
         .trim(),
     ).toBe('6s as of 4m ago');
 
-    // A poller that died 20 minutes ago: its lag grows again once its report is overdue, that
-    // is once it is older than REPORT_EVERY (15 minutes), when a live poller reports again.
-    await registry().report(
-      name,
-      { ...summary, checkpoint: now - 20 * MINUTE - 6_000 },
-      now - 20 * MINUTE,
-    );
+    // A poller that died REPORT_EVERY and 5 minutes ago: its lag grows again once its report
+    // is overdue, that is once it is older than REPORT_EVERY, when a live poller reports again.
+    const died = now - REPORT_EVERY_MS - 5 * MINUTE;
+    await registry().report(name, { ...summary, checkpoint: died - 6_000 }, died);
     const stale = await item();
     expect(stale?.lag_seconds).toBeGreaterThanOrEqual(5 * 60 + 6);
     expect(stale?.lag_seconds).toBeLessThan(5 * 60 + 10);
-    // 14 minutes after its report, a live poller may not have reported yet: still its lag then.
-    await registry().report(
-      name,
-      { ...summary, checkpoint: now - 14 * MINUTE - 6_000 },
-      now - 14 * MINUTE,
-    );
+    // A minute short of REPORT_EVERY after its report, a live poller may not have reported
+    // yet: still its lag then.
+    const recent = now - REPORT_EVERY_MS + MINUTE;
+    await registry().report(name, { ...summary, checkpoint: recent - 6_000 }, recent);
     expect((await item())?.lag_seconds).toBe(6);
     await forget(name);
   });

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { registryOf } from '../../src/registry/registry.ts';
-import { watchdog } from '../../src/watchdog.ts';
+import { watchdog } from '../../src/watchdog/index.ts';
 import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { installFakes } from './fakes.ts';
 

@@ -12,7 +12,7 @@ import { app } from '../../src/http/app.ts';
 import worker from '../../src/index.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { registryOf } from '../../src/registry/registry.ts';
-import { watchdog } from '../../src/watchdog.ts';
+import { watchdog } from '../../src/watchdog/index.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { registryThen } from '../support/interleave.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';

@@ -8,7 +8,8 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import worker from '../../src/index.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
-import { watchdog } from '../../src/watchdog.ts';
+import { watchdog } from '../../src/watchdog/index.ts';
+import { api, runtimeConfig, unique } from '../support/fleet.ts';
 import { installFakes } from './fakes.ts';
 import { disarmStaticPollers, writtenBehindTheStore } from './poller.ts';
 
@@ -56,6 +57,33 @@ describe('scheduled(): the watchdog, now that every poller schedules itself', ()
     expect(broken.config_errors.join('\n')).toContain(
       'poller "broken": lease_ttl: must be greater than max_run plus',
     );
+  });
+
+  it('sends a round larger than WATCHDOG_GROUP out in WatchdogShard invocations (ctx.exports), which give lost alarms back', async () => {
+    const prefix = unique('shard');
+    const names = [0, 1, 2, 3, 4].map((i) => `${prefix}-${i}`);
+    for (const name of names) await api('PUT', `/pollers/${name}`, runtimeConfig());
+    for (const name of names) {
+      await runInDurableObject(objectOf(name), async (instance: Poller, state) => {
+        await state.storage.deleteAlarm();
+        writtenBehindTheStore(instance);
+      });
+    }
+    const logged = vi.spyOn(console, 'log');
+    const ctx = createExecutionContext();
+    const grouped: Env = { ...env, WATCHDOG_ROUND: '1', WATCHDOG_GROUP: '2' };
+    await worker.scheduled(createScheduledController({ cron: '* * * * *' }), grouped, ctx);
+    await waitOnExecutionContext(ctx);
+
+    const lines = logged.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.startsWith('{"event":"watchdog"'))
+      .map((line) => JSON.parse(line) as { shards: number; repaired: string[] });
+    logged.mockRestore();
+    expect(lines.at(-1)?.shards).toBeGreaterThanOrEqual(3);
+    expect(lines.at(-1)?.repaired).toEqual(expect.arrayContaining(names));
+    for (const name of names) expect(await alarmOf(name), name).not.toBeNull();
+    for (const name of names) await api('DELETE', `/pollers/${name}`);
   });
 
   it('sets a lost alarm again, and a tick that was missed runs at once', async () => {

@@ -1,12 +1,12 @@
 import { runInDurableObject } from 'cloudflare:test';
-import { env } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import type { SqliteStore } from '../../src/poller/store/index.ts';
 import { REPORT_EVERY_MS, REPORT_GRACE_MS, VISIT_AGAIN_MS } from '../../src/registry/heartbeat.ts';
 import { OVERDUE_QUERY } from '../../src/registry/overdue.ts';
 import { type Registry, registryOf } from '../../src/registry/registry.ts';
-import { watchdog } from '../../src/watchdog.ts';
+import { type Shards, watchdog } from '../../src/watchdog/index.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { installFakes } from './fakes.ts';
 import { disarmStaticPollers } from './poller.ts';
@@ -15,7 +15,9 @@ const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 /** A tick's slice far smaller than the fleet: the round robin takes several ticks to go round. */
 const SLICE = 2;
-const sliced: Env = { ...env, WATCHDOG_SLICE: String(SLICE) };
+/** A round far longer than any test: the round robin alone moves SLICE pollers a tick. */
+const NO_ROUND = 1_000_000;
+const sliced: Env = { ...env, WATCHDOG_SLICE: String(SLICE), WATCHDOG_ROUND: String(NO_ROUND) };
 const registry = () => registryOf(env);
 const inRegistry = <T>(work: (sql: SqlStorage) => T) =>
   runInDurableObject(registry(), (_instance: Registry, state) => work(state.storage.sql));
@@ -112,8 +114,8 @@ describe('a lost alarm is found by its silence, at any fleet size', () => {
     expect(before.repaired).not.toContain(lost);
     expect(await alarmOf(lost)).toBeNull();
 
-    // It last reported 20 minutes ago, and has been silent since: overdue for 3 minutes.
-    const reportedAt = Date.now() - 20 * MINUTE;
+    // It last reported REPORT_EVERY and 5 minutes ago, and has been silent since: overdue.
+    const reportedAt = Date.now() - REPORT_EVERY_MS - 5 * MINUTE;
     await lastReported(lost, reportedAt);
     await roundRobinAfter(lost);
     const report = await watchdog(sliced);
@@ -121,12 +123,44 @@ describe('a lost alarm is found by its silence, at any fleet size', () => {
     expect(report.overdue).toBe(1);
     expect(report.repaired).toContain(lost);
     expect(await alarmOf(lost)).not.toBeNull();
-    // The visit's report (a heartbeat: 20 minutes since the last) renews its due time, so the
-    // next tick does not visit it again.
+    // The visit's report (a heartbeat: past REPORT_EVERY since the last) renews its due time,
+    // so the next tick does not visit it again.
     const row = await registryRow(lost);
-    expect(row?.reported_at).toBeGreaterThan(reportedAt + 20 * MINUTE - 5_000);
+    expect(row?.reported_at).toBeGreaterThan(reportedAt + REPORT_EVERY_MS);
     expect(row?.due_at).toBeGreaterThan(Date.now() + REPORT_EVERY_MS);
     expect((await watchdog(sliced)).overdue).toBe(0);
+    await removed(names);
+  });
+});
+
+describe('the round: every runtime poller visited within WATCHDOG_ROUND ticks', () => {
+  it('gives every lost alarm back within the round, however small the slice', {
+    timeout: 30_000,
+  }, async () => {
+    const names = await created(5 * SLICE);
+    for (const name of names) await loseAlarm(name);
+    // A round of 2 ticks over a slice of 2: the slice alone would take 5 ticks.
+    const round: Env = { ...env, WATCHDOG_SLICE: String(SLICE), WATCHDOG_ROUND: '2' };
+    await watchdog(round);
+    await watchdog(round);
+    const lost = [];
+    for (const name of names) if ((await alarmOf(name)) === null) lost.push(name);
+    expect(lost).toEqual([]);
+    await removed(names);
+  });
+
+  it('visits a large share in groups, each in a WatchdogShard invocation of its own', {
+    timeout: 30_000,
+  }, async () => {
+    const names = await created(6);
+    for (const name of names) await loseAlarm(name);
+    const everyTick: Env = { ...env, WATCHDOG_ROUND: '1', WATCHDOG_GROUP: '2' };
+    const shards = exports.WatchdogShard as unknown as Shards;
+    const report = await watchdog(everyTick, Date.now(), shards);
+    expect(report.shards).toBeGreaterThanOrEqual(3);
+    expect(report.failed).toEqual([]);
+    for (const name of names) expect(report.repaired).toContain(name);
+    for (const name of names) expect(await alarmOf(name)).not.toBeNull();
     await removed(names);
   });
 });
@@ -180,7 +214,7 @@ describe('the overdue queue', () => {
     expect((await api('POST', `/pollers/${paused}/pause`, { reason: 'test' })).status).toBe(200);
     expect((await registryRow(paused))?.due_at).toBeNull();
 
-    const first = await registry().watchdogSlice(SLICE, MINUTE, now);
+    const first = await registry().watchdogSlice(SLICE, MINUTE, now, NO_ROUND);
     expect(first.overdue.map((entry) => entry.name)).toEqual([a, c]);
     // Visited once: the round robin's share leaves out what is overdue.
     const slice = first.slice.map((entry) => entry.name);
@@ -188,12 +222,12 @@ describe('the overdue queue', () => {
     expect(slice).not.toContain(c);
 
     // Handed out, a and c are not overdue again until VISIT_AGAIN has passed with no report.
-    const second = await registry().watchdogSlice(SLICE, MINUTE, now);
+    const second = await registry().watchdogSlice(SLICE, MINUTE, now, NO_ROUND);
     expect(second.overdue.map((entry) => entry.name)).toEqual([b]);
-    const later = await registry().watchdogSlice(100, MINUTE, now + VISIT_AGAIN_MS + 1);
+    const later = await registry().watchdogSlice(100, MINUTE, now + VISIT_AGAIN_MS + 1, NO_ROUND);
     expect(later.overdue.map((entry) => entry.name)).toEqual(expect.arrayContaining([a, b, c]));
 
-    const muchLater = await registry().watchdogSlice(1_000, MINUTE, now + DAY);
+    const muchLater = await registry().watchdogSlice(1_000, MINUTE, now + DAY, NO_ROUND);
     expect(muchLater.overdue.map((entry) => entry.name)).not.toContain(paused);
     await removed([a, b, c, paused]);
   });

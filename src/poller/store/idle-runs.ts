@@ -15,7 +15,7 @@ import type { StoreHost } from './host.ts';
  * sent; the checkpoint goes back at most this long, so the next window is that much longer
  * (R1: never a gap); the idle runs since the last write are not in the counters or the
  * history. 20 minutes: 2,160 rows a month, against 43,200 at a row a run; with the registry's
- * heartbeat (REPORT_EVERY_MS, 15 minutes: its memo rides on this row), an idle poller ticking
+ * heartbeat (REPORT_EVERY_MS, an hour: its memo rides on this row), an idle poller ticking
  * every minute costs under $0.06 a month (docs/guarantees.md, "Cost model").
  */
 export const IDLE_WRITE_EVERY_MS = 20 * 60_000;
