@@ -113,13 +113,15 @@ parameter), so reading them wakes no poller.${f.lostAlarms === null ? '' : ' The
 | registry | ${f.registry.pollers.toLocaleString('en')} rows, ${(f.registry.bytes / 1024 / 1024).toFixed(1)} MB |
 | watchdog ticks while watched (one a minute) | ${f.watchdogTicks.count}, the longest ${f.watchdogTicks.maxMs} ms; ${f.watchdogTicks.overdueVisits} visits of overdue pollers in all |
 ${lostAlarmRows(f)}
-Cost per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
+Per poller per month at one tick a minute with nothing new, in Cloudflare's units: ${f.perPollerMonth.doRequests.toLocaleString('en')} DO
 requests (43,200 ticks, a registry report every ${REPORT_EVERY_MS / 60_000} minutes, a watchdog visit every
-${f.round} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written, ${f.perPollerMonth.gbSeconds} GB-s of duration (128 MB for each tick's
-measured wall time): **$${f.perPollerMonth.usd}** at $0.15 per million requests, $1.00 per million rows
-written and $12.50 per million GB-s (Workers Paid; check the pricing page). Subrequests to the
-upstream are not billed by Cloudflare. All pollers share one workerd process here; on
-Cloudflare each Durable Object runs on its own, so the on-time share here is a lower bound.
+${f.round} minutes), ${f.perPollerMonth.rowsWritten.toLocaleString('en')} rows written (a lower bound: an evicted object's counters lose the
+idle runs it had not written yet) and ${f.perPollerMonth.gbSeconds} GB-s of duration at the run wall time measured here,
+where every Durable Object shares one workerd process on this machine's cores: no dollar figure
+is drawn from them. The cost of an idle poller-month is in the cost model
+(docs/guarantees.md), from the run's own time in \`npm run bench\`. Subrequests to the
+upstream are not billed by Cloudflare. On Cloudflare each Durable Object runs on its own, so
+the on-time share here is a lower bound.
 ${END}
 `;
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';

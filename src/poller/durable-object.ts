@@ -252,7 +252,9 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const engine = await this.engine(name);
     if (!engine.ok) return { ok: false, stale: false, errors: engine.errors, version, incarnation };
     const result = await engine.engine.ensureScheduled();
-    await this.report(name);
+    // A run going reports when it ends; a report now would say `running`, a change the run's
+    // end takes back: two registry writes for nothing, at every visit that meets a run.
+    if (!this.store.read().lease.held) await this.report(name);
     return { ok: true, ...result, version, incarnation };
   }
 

@@ -12,7 +12,7 @@ import type { Wiring } from './wiring.ts';
  * (its due time, see dueAt): at once when its state, dead letters or health changed, and
  * otherwise once REPORT_EVERY has passed since the last report, whatever moved (a heartbeat:
  * a poller whose checkpoint stands still, a failing one, renews its due time too). That is at
- * most 96 reports a day for a steady poller, whatever its schedule (fewer if it runs less
+ * most 24 reports a day for a steady poller, whatever its schedule (fewer if it runs less
  * often). A poller the registry does not list reports nothing.
  */
 export async function reportToRegistry(

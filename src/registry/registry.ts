@@ -260,12 +260,13 @@ export class Registry extends DurableObject<Env> {
     stuckFor: number,
     now: number,
     round: number,
+    most = Number.POSITIVE_INFINITY,
   ): Promise<WatchdogShare> {
     const after =
       this.sql
         .exec<{ value: string }>("SELECT value FROM registry_meta WHERE key = 'watchdog_after'")
         .toArray()[0]?.value ?? '';
-    const share = watchdogShare(this.sql, limit, stuckFor, now, after, round);
+    const share = watchdogShare(this.sql, limit, stuckFor, now, after, round, most);
     this.sql.exec(
       "INSERT INTO registry_meta (key, value) VALUES ('watchdog_after', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       share.last,
@@ -282,6 +283,18 @@ export class Registry extends DurableObject<Env> {
       );
     }
     return share;
+  }
+
+  /**
+   * Makes these runtime pollers overdue now: a group of the watchdog's round that could not be
+   * visited heads the next tick's overdue queue instead of waiting a whole round again.
+   */
+  async dueNow(names: string[], now: number): Promise<void> {
+    this.sql.exec(
+      "UPDATE pollers SET due_at = ? WHERE kind = 'runtime' AND phase = 'active' AND name IN (SELECT value FROM json_each(?))",
+      now - 1,
+      JSON.stringify(names),
+    );
   }
 
   /**

@@ -32,13 +32,15 @@ export function watchdogShare(
   after: string,
   /** Ticks in which the round robin visits every active runtime poller once. */
   round: number,
+  /** The round robin's share at most: what this tick can visit (the cursor moves as far). */
+  most = Number.POSITIVE_INFINITY,
 ): WatchdogShare {
   const active = sql
     .exec<{ n: number }>(
       "SELECT COUNT(*) AS n FROM pollers WHERE kind = 'runtime' AND phase = 'active'",
     )
     .one().n;
-  const share = Math.max(limit, Math.ceil(active / Math.max(1, round)));
+  const share = Math.min(most, Math.max(limit, Math.ceil(active / Math.max(1, round))));
   const stuck = sql
     .exec<WatchdogEntry>(
       `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE phase != 'active' AND updated_at < ? ORDER BY updated_at LIMIT ?`,

@@ -42,7 +42,10 @@ export async function watchdog(
   const round = positive(env.WATCHDOG_ROUND, DEFAULT_ROUND);
   const groupSize = positive(env.WATCHDOG_GROUP, SHARD_VISITS);
   await syncStatic(env);
-  const share = await registryOf(env).watchdogSlice(slice, STUCK_MS, now, round);
+  // Without shards (a test calling this directly, or a runtime without ctx.exports), the
+  // round visits only what one invocation can: the cursor moves no further than it visits.
+  const most = shards === null ? groupSize : Number.POSITIVE_INFINITY;
+  const share = await registryOf(env).watchdogSlice(slice, STUCK_MS, now, round, most);
   const { stuck, overdue, slice: runtime } = share;
   const report: WatchdogReport = {
     visited: 0,
@@ -60,7 +63,7 @@ export async function watchdog(
   report.shards = groups.length;
   await Promise.allSettled([
     visitAll(env, own).then((found) => addFindings(report, found)),
-    ...groups.map((group) => visitGroup(shards, group, report)),
+    ...groups.map((group) => visitGroup(env, shards, group, report, now)),
     ...stuck.map((entry) => finishStuck(env, entry, report)),
   ]);
   const found = report.repaired.length + report.misconfigured.length + report.failed.length;
@@ -70,24 +73,31 @@ export async function watchdog(
   return report;
 }
 
-/** One group in its own invocation; if that fails, its pollers are reported as not visited. */
+/**
+ * One group in its own invocation. If that call fails, its pollers are made overdue, so the
+ * next tick's overdue queue visits them instead of the next round.
+ */
 async function visitGroup(
+  env: Env,
   shards: Shards | null,
   group: WatchdogEntry[],
   report: WatchdogReport,
+  now: number,
 ): Promise<void> {
   try {
     if (shards === null) throw new Error('no WatchdogShard');
     addFindings(report, await shards.visit(group));
   } catch (error) {
-    report.failed.push(...group.map((entry) => entry.name));
+    const names = group.map((entry) => entry.name);
+    report.failed.push(...names);
     console.log(
       JSON.stringify({
         event: 'watchdog_shard_failed',
-        pollers: group.length,
+        pollers: names.length,
         error: String(error),
       }),
     );
+    await registryOf(env).dueNow(names, now);
   }
 }
 

@@ -15,7 +15,8 @@ export const DEFAULT_ROUND = 2;
 /**
  * Visits the cron's own invocation makes, unless WATCHDOG_GROUP says otherwise; a larger share
  * goes out in groups of this many, each to a WatchdogShard invocation of its own (its own
- * subrequests and connections). 400 stays well inside the 1,000 subrequests of an invocation
- * (a runtime poller's visit may push its config again: two more).
+ * subrequests and connections). A healthy poller's visit is one subrequest; one that finds a
+ * stale config pushes it again, four in all: 200 keeps even a group of those within the 1,000
+ * subrequests an invocation may make.
  */
-export const SHARD_VISITS = 400;
+export const SHARD_VISITS = 200;

@@ -1,6 +1,6 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import type { SqliteStore } from '../../src/poller/store/index.ts';
 import { REPORT_EVERY_MS, REPORT_GRACE_MS, VISIT_AGAIN_MS } from '../../src/registry/heartbeat.ts';
@@ -8,7 +8,7 @@ import { OVERDUE_QUERY } from '../../src/registry/overdue.ts';
 import { type Registry, registryOf } from '../../src/registry/registry.ts';
 import { type Shards, watchdog } from '../../src/watchdog/index.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
-import { installFakes } from './fakes.ts';
+import { type FakeUpstream, installFakes } from './fakes.ts';
 import { disarmStaticPollers } from './poller.ts';
 
 const MINUTE = 60_000;
@@ -22,8 +22,10 @@ const registry = () => registryOf(env);
 const inRegistry = <T>(work: (sql: SqlStorage) => T) =>
   runInDurableObject(registry(), (_instance: Registry, state) => work(state.storage.sql));
 
+let upstream: FakeUpstream;
+
 beforeEach(() => {
-  installFakes();
+  ({ upstream } = installFakes());
 });
 
 // The watchdog arms every static poller's own ticks: disarmed after each test.
@@ -162,6 +164,77 @@ describe('the round: every runtime poller visited within WATCHDOG_ROUND ticks', 
     for (const name of names) expect(report.repaired).toContain(name);
     for (const name of names) expect(await alarmOf(name)).not.toBeNull();
     await removed(names);
+  });
+});
+
+describe('the round within what one tick can visit', () => {
+  it('without WatchdogShard, visits at most WATCHDOG_GROUP a tick, and moves on no further', {
+    timeout: 30_000,
+  }, async () => {
+    const names = await created(6);
+    for (const name of names) await loseAlarm(name);
+    const alone: Env = { ...env, WATCHDOG_ROUND: '1', WATCHDOG_GROUP: '2' };
+    const repaired = new Set<string>();
+    for (let tick = 1; tick <= 3; tick += 1) {
+      const report = await watchdog(alone);
+      const ours = report.repaired.filter((name) => names.includes(name));
+      expect(ours.length, `tick ${tick}`).toBeLessThanOrEqual(2);
+      for (const name of ours) repaired.add(name);
+    }
+    // Three ticks of two went round the six, each once: none was passed over.
+    expect([...repaired].sort()).toEqual([...names].sort());
+    await removed(names);
+  });
+
+  it('makes a group whose WatchdogShard call failed overdue: the next tick visits it first', {
+    timeout: 30_000,
+  }, async () => {
+    const names = await created(4);
+    for (const name of names) await loseAlarm(name);
+    const grouped: Env = { ...env, WATCHDOG_ROUND: '1', WATCHDOG_GROUP: '2' };
+    const down: Shards = {
+      visit: async () => {
+        throw new Error('the shard invocation failed');
+      },
+    };
+    const failed = await watchdog(grouped, Date.now(), down);
+    expect(failed.failed).toEqual(expect.arrayContaining(names));
+    // The next tick, even with its round elsewhere, takes them from the overdue queue.
+    const next = await watchdog({ ...env, WATCHDOG_ROUND: String(NO_ROUND) });
+    expect(next.overdue).toBeGreaterThanOrEqual(names.length);
+    for (const name of names) expect(await alarmOf(name), name).not.toBeNull();
+    await removed(names);
+  });
+});
+
+describe('a visit costs a request, never a row', () => {
+  it('writes no row in the object or the registry, for an idle poller and for one in a run', {
+    timeout: 30_000,
+  }, async () => {
+    const [name = ''] = await created(1);
+    const object = objectOf(name);
+    const writes = async () => {
+      const stats = await object.storageStats();
+      return { rows: stats.rowsWritten, alarms: stats.alarmWrites };
+    };
+    const idleBefore = await writes();
+    const reportedBefore = (await registryRow(name))?.reported_at;
+    await object.ensureScheduled(null);
+    expect(await writes()).toEqual(idleBefore);
+    expect((await registryRow(name))?.reported_at).toBe(reportedBefore);
+
+    // A run waits on a slow upstream: a visit meanwhile must not report it as running.
+    upstream.delayMs = 400;
+    const run = object.runNow();
+    await vi.waitUntil(async () => (await object.status()).lease.held, {
+      timeout: 5_000,
+      interval: 10,
+    });
+    await object.ensureScheduled(null);
+    expect((await registryRow(name))?.reported_at).toBe(reportedBefore);
+    upstream.delayMs = 0;
+    await run;
+    await removed([name]);
   });
 });
 
