@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type * as z from 'zod';
+import { issueLines } from './issue-lines.ts';
 
 /**
  * Reads and validates a JSON body, whatever its Content-Type says (`curl -d` says form);
@@ -20,11 +21,6 @@ export async function readJson<T extends z.ZodType>(
     }
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const error = parsed.error.issues
-      .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
-      .join('; ');
-    return { ok: false, error };
-  }
+  if (!parsed.success) return { ok: false, error: issueLines(parsed.error, 'body') };
   return { ok: true, value: parsed.data };
 }

@@ -35,12 +35,13 @@ export function watchdogShare(
   /** The round robin's share at most: what this tick can visit (the cursor moves as far). */
   most = Number.POSITIVE_INFINITY,
 ): WatchdogShare {
-  const active = sql
-    .exec<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM pollers WHERE kind = 'runtime' AND phase = 'active'",
+  // Both counts in one pass over the table: the fleet's size, and the round's to share out.
+  const { total, active } = sql
+    .exec<{ total: number; active: number | null }>(
+      "SELECT COUNT(*) AS total, SUM(kind = 'runtime' AND phase = 'active') AS active FROM pollers",
     )
-    .one().n;
-  const share = Math.min(most, Math.max(limit, Math.ceil(active / Math.max(1, round))));
+    .one();
+  const share = Math.min(most, Math.max(limit, Math.ceil((active ?? 0) / Math.max(1, round))));
   const stuck = sql
     .exec<WatchdogEntry>(
       `SELECT ${WATCHDOG_COLUMNS} FROM pollers WHERE phase != 'active' AND updated_at < ? ORDER BY updated_at LIMIT ?`,
@@ -70,6 +71,5 @@ export function watchdogShare(
   // Visited once: an overdue poller the round robin also reached is not visited twice.
   const taken = new Set(overdue.map((entry) => entry.name));
   const slice = rows.filter((entry) => !taken.has(entry.name));
-  const total = sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM pollers').one().n;
   return { stuck, overdue, slice, total, last: rows.at(-1)?.name ?? '' };
 }

@@ -1,4 +1,5 @@
 import type { OpenAPIHonoOptions } from '@hono/zod-openapi';
+import { issueLines } from '../issue-lines.ts';
 
 type Options = OpenAPIHonoOptions<{ Bindings: Env }>;
 
@@ -8,8 +9,5 @@ type Options = OpenAPIHonoOptions<{ Bindings: Env }>;
  */
 export const validationHook: NonNullable<Options['defaultHook']> = (result, c) => {
   if (result.success) return;
-  const error = result.error.issues
-    .map((issue) => `${issue.path.join('.') || result.target}: ${issue.message}`)
-    .join('; ');
-  return c.json({ error }, 400);
+  return c.json({ error: issueLines(result.error, result.target) }, 400);
 };

@@ -7,6 +7,7 @@ import { deletePoller, pushConfig, syncStatic } from '../../fleet/lifecycle.ts';
 import { type RegistryEntry, registryOf } from '../../registry/registry.ts';
 import { reportedLagSeconds } from '../../registry/reported-lag.ts';
 import { LABEL_KEY_RULE } from '../dashboard/fleet-query.ts';
+import { unknownPoller } from '../known-poller.ts';
 import { adminRefusals, guarded, readRefusals } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
 import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
@@ -190,7 +191,7 @@ export const fleetRoutes = apiRoutes()
   .openapi(config, async (c) => {
     const { name } = c.req.valid('param');
     const entry = await findPoller(c.env, name);
-    if (entry === null) return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
+    if (entry === null) return c.json(unknownPoller(name), 404);
     if (entry.kind === 'static')
       return c.json({ name, kind: 'static' as const, config: entry.raw }, 200);
     return c.json(
@@ -247,7 +248,7 @@ export const fleetRoutes = apiRoutes()
     }
     const { reason = null } = c.req.valid('query');
     const deleted = await deletePoller(c.env, name, { reason });
-    if (deleted === 'not_found') return c.json({ error: `no poller "${name}" in POLLERS` }, 404);
+    if (deleted === 'not_found') return c.json(unknownPoller(name), 404);
     return c.json({ name, deleted: true as const }, 200);
   });
 
