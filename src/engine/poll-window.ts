@@ -15,7 +15,7 @@ import { rememberDelivered } from './remembered-ids.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
 import { withoutUnchanged } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
-import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
+import { DeliveredLog, HandledKeys, ledgerEntries, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = BudgetStop | 'rate_limit';
@@ -117,7 +117,8 @@ export async function pollWindow(
    */
   onProgress?: (
     handledBelow: number,
-    delivered: LedgerEntry[],
+    /** What the window delivered so far: asked for only when it commits (a copy each time). */
+    delivered: () => LedgerEntry[],
   ) => 'committed' | 'unchanged' | 'fenced',
 ): Promise<WindowResult> {
   const { store, config } = ctx;
@@ -249,8 +250,9 @@ export async function pollWindow(
       // deliver.changes_only: a newer version with the content last delivered is handled
       // without being sent (engine/unchanged.ts).
       const { send, unchanged, hashes } = await withoutUnchanged(ctx, sent);
+      const unchangedEntries = ledgerEntries(unchanged);
       if (unchanged.length > 0) {
-        delivered.add(unchanged);
+        delivered.add(unchangedEntries);
         seen.addPage(
           unchanged.map((u) => ({ key: ledgerKey(u.id, u.version), keep: u.versionMs })),
         );
@@ -263,14 +265,18 @@ export async function pollWindow(
       }
       const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
       if (outcome.fenced) return { kind: 'fenced' };
-      const handled = [...unchanged, ...outcome.delivered];
+      const handled =
+        unchanged.length === 0 ? outcome.delivered : [...unchanged, ...outcome.delivered];
       if (!(await rememberDelivered(ctx, epoch, handled, hashes))) return { kind: 'fenced' };
+      // One entry per delivered update, shared by the window's log and the pages kept.
+      const deliveredEntries = ledgerEntries(outcome.delivered);
       // The pages of a window that goes on are kept as they are delivered (a row): a crash
       // redelivers the page in flight, not the window so far. The last page's go with the
       // window's commit; a listing's upserts, with the reconciliation's own tables.
       if (result.next !== null && ctx.stream !== 'listing') {
         // The entries alone: the records they came with are not held past their page.
-        for (const { id, version, versionMs } of handled) unkept.push({ id, version, versionMs });
+        for (const entry of unchangedEntries) unkept.push(entry);
+        for (const entry of deliveredEntries) unkept.push(entry);
         const now = ctx.now();
         if (unkept.length > 0 && now - keptAt >= PAGES_KEPT_EVERY_MS) {
           if (!store.rememberPage(epoch, untilNearFuture(unkept, now))) return { kind: 'fenced' };
@@ -278,7 +284,7 @@ export async function pollWindow(
           keptAt = now;
         }
       }
-      delivered.add(outcome.delivered);
+      delivered.add(deliveredEntries);
       tally.records += outcome.delivered.length;
       tally.deadLettered += outcome.deadLettered;
       tally.released += outcome.released;
@@ -296,7 +302,7 @@ export async function pollWindow(
       );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
-        const progress = onProgress(safe, delivered.entries());
+        const progress = onProgress(safe, () => delivered.entries());
         if (progress === 'fenced') return { kind: 'fenced' };
         // Committed: what the next window can ask for again is in the ledger now.
         if (progress === 'committed') {

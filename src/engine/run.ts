@@ -173,7 +173,7 @@ class Run {
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
       let lastCommitAt = sctx.now();
-      const onProgress = (handledBelow: number, delivered: LedgerEntry[]) => {
+      const onProgress = (handledBelow: number, delivered: () => LedgerEntry[]) => {
         const now = sctx.now();
         const at = progressToCommit({
           handledBelow,
@@ -187,7 +187,7 @@ class Run {
         });
         if (at === null) return 'unchanged' as const;
         lastCommitAt = now;
-        if (!this.commit(sctx, at, delivered)) return 'fenced' as const;
+        if (!this.commit(sctx, at, delivered())) return 'fenced' as const;
         committed = at;
         return 'committed' as const;
       };

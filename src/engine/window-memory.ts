@@ -77,6 +77,11 @@ export function list(keys: ByVersion, versionMs: number, key: string): void {
   else same.push(key);
 }
 
+/** The ledger entries of updates: without their records, which must not outlive their page. */
+export function ledgerEntries(updates: readonly Update[]): LedgerEntry[] {
+  return updates.map(({ id, version, versionMs }) => ({ id, version, versionMs }));
+}
+
 /**
  * What a window delivered, for the ledger: every delivery at or above `keepFrom` (the next
  * window can ask for it again, R9), and up to FAILED_WINDOW_MEMORY others, which only a
@@ -88,10 +93,10 @@ export class DeliveredLog {
 
   constructor(private readonly keepFrom: number) {}
 
-  add(updates: readonly Update[]): void {
-    for (const { id, version, versionMs } of updates) {
-      const entry = { id, version, versionMs };
-      if (versionMs >= this.keepFrom) this.boundary.push(entry);
+  /** Entries made by `ledgerEntries`: kept as they are (the page's other uses share them). */
+  add(entries: readonly LedgerEntry[]): void {
+    for (const entry of entries) {
+      if (entry.versionMs >= this.keepFrom) this.boundary.push(entry);
       else if (this.others.length < FAILED_WINDOW_MEMORY) this.others.push(entry);
     }
   }

@@ -74,7 +74,8 @@ export class Ledger {
    */
   addPage(entries: LedgerEntry[]): void {
     if (entries.length === 0) return;
-    const max = Math.max(...entries.map((entry) => entry.versionMs));
+    let max = Number.NEGATIVE_INFINITY;
+    for (const entry of entries) if (entry.versionMs > max) max = entry.versionMs;
     this.host.writeElsewhere(
       'INSERT INTO ledger_pages (max_version_ms, entries) VALUES (?, ?)',
       max,
