@@ -64,10 +64,10 @@ console.log(JSON.stringify({ cpu, latent, rows, millions, backlog, crashes }, nu
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const markdown = render(cpu, latent, rows, millions, backlog, crashes);
 if (!values['no-write']) {
-  // `npm run bench:fleet` and `bench:bundle` write their own sections, between markers:
-  // kept as they are.
+  // `npm run bench:fleet` and `bench:bundle` write their own sections, between markers,
+  // and the notes written by hand have theirs: kept as they are.
   const existing = existsSync(values.out) ? readFileSync(values.out, 'utf8') : '';
-  const kept = ['fleet', 'bundle']
+  const kept = ['fleet', 'notes', 'bundle']
     .map(
       (name) =>
         new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`).exec(existing)?.[0],
@@ -208,7 +208,9 @@ bare loop does not: it parses each record's timestamp, builds its ledger key and
 against the window's ledger and the last pages (repeats across pages), reads each body in
 blocks under \`max_body\` (the bare loop's \`response.json()\` takes any size), runs a
 deadline on every request, checks its lease before it goes on after each one (R6), runs in
-a Durable Object (the bare loop in a plain Worker), and keeps the checkpoint and the history. \`node --experimental-transform-types
+a Durable Object (the bare loop in a plain Worker), keeps the checkpoint and the history, and
+keeps what a window delivered as it goes (a \`ledger_pages\` row every 50 ms, so that a crash
+delivers again only what was in flight). \`node --experimental-transform-types
 bench/profile.ts\` writes CPU profiles of every isolate for one run of each.
 
 With latency, tidemark fetches the next page while the current page's batches are in flight

@@ -72,7 +72,8 @@ function hottest(profile: Profile, count: number): string[] {
     .map(([name, hits]) => `${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
 }
 
-bundle();
+// Unminified: the profile names tidemark's functions (a minified bundle calls them eU, rT).
+bundle({ minify: false });
 const records = Number(values.records);
 const bench = await startBench(
   { warm: benchPoller(0, {}, { total: '10000' }), profiled: benchPoller(0) },

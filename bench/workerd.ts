@@ -22,11 +22,14 @@ export function compatibility(): { compatibilityDate: string; compatibilityFlags
   return { compatibilityDate: date, compatibilityFlags: flags ? JSON.parse(flags) : [] };
 }
 
-/** Bundles the Worker once, as a deploy would. */
-export function bundle(): void {
+/**
+ * Bundles the Worker once, as a deploy would (minified, as wrangler.toml says); a profile
+ * asks for it unminified, so that its functions keep their names.
+ */
+export function bundle({ minify = true }: { minify?: boolean } = {}): void {
   const build = spawnSync(
     'node_modules/.bin/wrangler',
-    ['deploy', '--dry-run', '--outdir', 'dist/bench'],
+    ['deploy', '--dry-run', '--outdir', 'dist/bench', ...(minify ? [] : ['--minify=false'])],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   if (build.status !== 0) throw new Error('wrangler could not bundle the Worker');
