@@ -50,11 +50,17 @@ function world() {
   const records: { id: string; at: number }[] = [];
   let renewals = 0;
   let pending: (() => void)[] = [];
+  let onHeld: (() => void) | null = null;
   const fetcher = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     if (url.host === 'login.test') {
       // The answer waits for the test to let it through (so requests can overlap).
-      if (pending !== null && hold.on) await new Promise<void>((resolve) => pending.push(resolve));
+      if (hold.on) {
+        await new Promise<void>((resolve) => {
+          pending.push(resolve);
+          onHeld?.();
+        });
+      }
       const fault = faults.next?.();
       if (fault) return fault;
       const form = new URLSearchParams(await request.text());
@@ -82,7 +88,15 @@ function world() {
   const hold = { on: false };
   /** Answers the token endpoint gives instead of a token, by the test's choice. */
   const faults: { next?: () => Response | null } = {};
+  /** Resolves once a request to the token endpoint is held. */
+  const held = () =>
+    new Promise<void>((resolve) => {
+      if (pending.length > 0) resolve();
+      else onHeld = resolve;
+    });
+  /** Lets every held request through, and those that come later. */
   const release = () => {
+    hold.on = false;
     const waiting = pending;
     pending = [];
     for (const resolve of waiting) resolve();
@@ -93,6 +107,7 @@ function world() {
     records,
     retiredPresented,
     hold,
+    held,
     release,
     faults,
     access,
@@ -225,7 +240,10 @@ describe('an OAuth 2.0 source over hours of simulated time', () => {
     const auth = authorizer(w, new MemoryVault());
     w.hold.on = true;
     const both = Promise.all([auth.header(), auth.header(), auth.renewAfter401('Bearer none')]);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The first renewal is held at the token endpoint; a second one, if any, would be sent
+    // while it is (the callers are all waiting by the next macrotask), and pass once released.
+    await w.held();
+    await new Promise((resolve) => setTimeout(resolve, 0));
     w.release();
     const headers = await both;
 
