@@ -84,12 +84,17 @@ const scrape = createRoute({
 export const metricsRoutes = apiRoutes().openapi(scrape, async (c) => {
   const { pollers } = await pollerStatuses(c.env);
   const statuses = pollers.map((entry) => entry.status);
-  const gauge = (name: string, help: string, value: (s: PollerStatus) => number): MetricFamily => ({
-    name,
-    help,
-    type: 'gauge',
-    samples: statuses.map((s) => ({ labels: { poller: s.name }, value: value(s) })),
-  });
+  /** One sample per poller. */
+  const perPoller =
+    (type: 'gauge' | 'counter') =>
+    (name: string, help: string, value: (s: PollerStatus) => number): MetricFamily => ({
+      name,
+      help,
+      type,
+      samples: statuses.map((s) => ({ labels: { poller: s.name }, value: value(s) })),
+    });
+  const gauge = perPoller('gauge');
+  const counter = perPoller('counter');
   const perTable = (name: string, help: string, field: 'rows' | 'bytes'): MetricFamily => ({
     name,
     help,
@@ -125,25 +130,17 @@ export const metricsRoutes = apiRoutes().openapi(scrape, async (c) => {
         ).map(([outcome, value]) => ({ labels: { poller: s.name, outcome }, value })),
       ),
     },
-    {
-      name: 'tidemark_records_delivered_total',
-      help: 'Updates delivered.',
-      type: 'counter',
-      samples: statuses.map((s) => ({
-        labels: { poller: s.name },
-        value: s.counters.records_delivered,
-      })),
-    },
+    counter(
+      'tidemark_records_delivered_total',
+      'Updates delivered.',
+      (s) => s.counters.records_delivered,
+    ),
     gauge('tidemark_dead_letters', 'Updates held as dead letters.', (s) => s.dead_letters.count),
-    {
-      name: 'tidemark_dead_letters_pruned_total',
-      help: 'Dead letters pruned for age (dead_letter_retention) or beyond the cap.',
-      type: 'counter',
-      samples: statuses.map((s) => ({
-        labels: { poller: s.name },
-        value: s.counters.dead_letters_pruned,
-      })),
-    },
+    counter(
+      'tidemark_dead_letters_pruned_total',
+      'Dead letters pruned for age (dead_letter_retention) or beyond the cap.',
+      (s) => s.counters.dead_letters_pruned,
+    ),
     perTable('tidemark_storage_rows', "Rows in each table of the poller's storage.", 'rows'),
     perTable(
       'tidemark_storage_bytes',
