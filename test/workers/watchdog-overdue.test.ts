@@ -211,7 +211,8 @@ describe('a visit costs a request, never a row', () => {
   it('writes no row in the object or the registry, for an idle poller and for one in a run', {
     timeout: 30_000,
   }, async () => {
-    const [name = ''] = await created(1);
+    // Hourly: its own tick, a run that writes rows and reports, does not land between the steps.
+    const [name = ''] = await created(1, '1h');
     const object = objectOf(name);
     const writes = async () => {
       const stats = await object.storageStats();
