@@ -11,6 +11,7 @@
 import { heapOf } from './heap.ts';
 import { type Spread, spread } from './stats.ts';
 import { benchPoller, startBench } from './workerd.ts';
+import { cpuMs } from './workerd-process.ts';
 
 export interface ThroughputRep {
   first: 'bare loop' | 'tidemark';
@@ -18,6 +19,11 @@ export interface ThroughputRep {
   bareMs: number;
   /** The bare loop's time over tidemark's: above 1, tidemark is faster. */
   ratio: number;
+  /** CPU time of the workerd process (every isolate: upstream and receiver too) in each run. */
+  tidemarkCpuMs: number;
+  bareCpuMs: number;
+  /** The bare loop's CPU time over tidemark's: steadier than wall time on a shared machine. */
+  cpuRatio: number;
   subrequests: number;
   bareSubrequests: number;
   /** Rows and alarm writes the run's object persisted in its counters. */
@@ -31,6 +37,7 @@ export interface Throughput {
   ratio: Spread;
   tidemarkMs: Spread;
   bareMs: Spread;
+  cpuRatio: Spread;
   heapPeakMb: Spread;
   heapBeforeMb: number;
 }
@@ -78,21 +85,25 @@ async function timedReps(
         const first = rep % 2 === 1 ? 'bare loop' : 'tidemark';
         const bareRun = async () => {
           await bench.harness('/reset');
+          const cpuBefore = cpuMs(bench.pid);
           const started = performance.now();
           const reply = await bench.bareLoop(latency);
           const ms = performance.now() - started;
+          const cpu = cpuMs(bench.pid) - cpuBefore;
           const counters = await bench.harness('/counters');
           if (reply.records !== records || counters.records !== records) {
             throw new Error(`the bare loop did not deliver every record: ${JSON.stringify(reply)}`);
           }
-          return { ms, subrequests: (counters.pages ?? 0) + (counters.posts ?? 0) };
+          return { ms, cpu, subrequests: (counters.pages ?? 0) + (counters.posts ?? 0) };
         };
         const tidemarkRun = async () => {
           const name = `t_${latency}_${rep}`;
           await bench.harness('/reset');
+          const cpuBefore = cpuMs(bench.pid);
           const started = performance.now();
           const reply = await bench.run(name);
           const ms = performance.now() - started;
+          const cpu = cpuMs(bench.pid) - cpuBefore;
           const counters = await bench.harness('/counters');
           const outcome = reply.run?.outcome ?? reply.outcome;
           if (outcome !== 'success' || counters.records !== records) {
@@ -101,6 +112,7 @@ async function timedReps(
           const stats = await bench.storageStats(name);
           return {
             ms,
+            cpu,
             subrequests: (counters.pages ?? 0) + (counters.posts ?? 0),
             rowsWritten: stats.rowsWritten + stats.alarmWrites,
           };
@@ -113,12 +125,15 @@ async function timedReps(
           tidemarkMs: Math.round(ours.ms),
           bareMs: Math.round(bareAfter.ms),
           ratio: bareAfter.ms / ours.ms,
+          tidemarkCpuMs: ours.cpu,
+          bareCpuMs: bareAfter.cpu,
+          cpuRatio: bareAfter.cpu / ours.cpu,
           subrequests: ours.subrequests,
           bareSubrequests: bareAfter.subrequests,
           rowsWritten: ours.rowsWritten,
         });
         console.error(
-          `throughput ${latency} ms, rep ${rep} (${first} first): tidemark ${Math.round(ours.ms)} ms, bare loop ${Math.round(bareAfter.ms)} ms`,
+          `throughput ${latency} ms, rep ${rep} (${first} first): tidemark ${Math.round(ours.ms)} ms (CPU ${ours.cpu} ms), bare loop ${Math.round(bareAfter.ms)} ms (CPU ${bareAfter.cpu} ms)`,
         );
       }
       results.push({
@@ -128,6 +143,7 @@ async function timedReps(
         ratio: spread(done.map((rep) => rep.ratio)),
         tidemarkMs: spread(done.map((rep) => rep.tidemarkMs)),
         bareMs: spread(done.map((rep) => rep.bareMs)),
+        cpuRatio: spread(done.map((rep) => rep.cpuRatio)),
       });
     }
     return results;
