@@ -96,6 +96,7 @@ function render(
   const per1000 = (rep: { subrequests: number }) => (rep.subrequests / N) * 1000;
   const sevenDays = (seconds: number) => (seconds * (7 * 24)) / backlog.hours / 3600;
   const floors = backlog.reps[0];
+  const bareCpu = spread(cpu.reps.map((rep) => rep.bareCpuMs));
   const targets = [
     [
       `throughput vs the bare loop, ${LATENCY} ms per call`,
@@ -213,7 +214,7 @@ runs from the CPU time the workerd process used in each (\`/proc\`, in steps of 
 upstream's and the receiver's work included, the same for both). With no latency it follows
 the wall time (${showSpread(cpu.cpuRatio, percent)} against ${showSpread(cpu.ratio, percent)}): nothing is waited on, the gap is CPU
 work, and it is not steadier, because the machine's speed is what varies (the same bare loop
-used from ${ms(Math.min(...cpu.reps.map((rep) => rep.bareCpuMs)))} to ${ms(Math.max(...cpu.reps.map((rep) => rep.bareCpuMs)))} of CPU). With latency, an idle workerd's own
+used from ${ms(bareCpu.min)} to ${ms(bareCpu.max)} of CPU). With latency, an idle workerd's own
 wake-ups count in it, and the bare loop waits longer. By wall time tidemark is ${{ yes: 'above 85% in every repetition', 'median only': `above 85% in the median (${percent(cpu.ratio.median)}), not in every repetition`, no: 'below 85%' }[meets(cpu.ratio, (r) => r >= 0.85)]}. workerd runs
 every isolate on one thread (the upstream, the receiver, tidemark and the bare loop take
 turns), so looking ahead overlaps nothing; and per record and per page tidemark does work the
