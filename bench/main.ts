@@ -13,10 +13,19 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeFormatted } from '../sim/write-formatted.ts';
 import { type CatchUp, catchUp } from './catch-up.ts';
+import { cpuUsdPerMillionRecords, WORKERS_CPU_USD_PER_MILLION_MS } from './cpu-cost.ts';
 import { type Redeliveries, redeliveriesPerCrash } from './crash.ts';
 import { type MillionWindow, millionWindow } from './million.ts';
 import { type RowsPerRun, rowsPerRun } from './rows.ts';
-import { meets, percent, type Spread, showSpread, spread, thousands } from './stats.ts';
+import {
+  medianMeets,
+  meets,
+  percent,
+  type Spread,
+  showSpread,
+  spread,
+  thousands,
+} from './stats.ts';
 import { type Throughput, throughput } from './throughput.ts';
 import { bundle } from './workerd.ts';
 
@@ -86,6 +95,9 @@ function render(
   crashes: Redeliveries,
 ): string {
   const ms = (n: number) => `${thousands(n)} ms`;
+  const us = (n: number) => `${n.toFixed(1)} µs`;
+  const usd = (n: number) => `$${n.toFixed(4)}`;
+  const perMillion = (t: Throughput) => cpuUsdPerMillionRecords(t.cpuPerRecordUs.median);
   const million = millions[0] ?? { records: 0 };
   const growth = spread(millions.map((m) => m.heapGrowthMb));
   const mb = (n: number) => `${n.toFixed(1)} MB`;
@@ -105,16 +117,10 @@ function render(
       meets(latent.ratio, (r) => r >= 1.6),
     ],
     [
-      'throughput vs the bare loop, no latency',
-      '≥ 85%',
+      'throughput vs the bare loop, no latency (a guard on the median)',
+      'median ≥ 50%',
       showSpread(cpu.ratio, percent),
-      meets(cpu.ratio, (r) => r >= 0.85),
-    ],
-    [
-      'CPU time vs the bare loop, no latency (the workerd process)',
-      '≥ 85%',
-      showSpread(cpu.cpuRatio, percent),
-      meets(cpu.cpuRatio, (r) => r >= 0.85),
+      medianMeets(cpu.ratio, (r) => r >= 0.5),
     ],
     [
       'catch-up time / max(upstream floor, receiver floor)',
@@ -163,7 +169,7 @@ highest in brackets: \`median (min–max)\`.
 | --- | --- | --- | --- |
 ${targets.map(([figure, target, measured, met]) => `| ${figure} | ${target} | ${measured} | ${met === 'yes' ? 'yes' : `**${met}**`} |`).join('\n')}
 
-"met": by every repetition, by the median only, or not.
+"met": by every repetition, by the median only, or not; a guard on the median, by its median.
 
 ## Throughput against a bare loop
 
@@ -186,6 +192,9 @@ with the inspector.
 | --- | ---: | ---: |
 ${both('**throughput vs the bare loop**', (t) => `**${showSpread(t.ratio, percent)}**`)}
 ${both('CPU time vs the bare loop (the workerd process)', (t) => showSpread(t.cpuRatio, percent))}
+${both('**CPU per delivered record, tidemark** (the workerd process)', (t) => `**${showSpread(t.cpuPerRecordUs, us)}**`)}
+${both('CPU per delivered record, bare loop (the workerd process)', (t) => showSpread(t.bareCpuPerRecordUs, us))}
+${both(`tidemark's CPU per 1,000,000 records at $${WORKERS_CPU_USD_PER_MILLION_MS} per million CPU ms (median)`, (t) => usd(perMillion(t)))}
 ${both('tidemark wall time', (t) => showSpread(t.tidemarkMs, ms))}
 ${both('bare loop wall time', (t) => showSpread(t.bareMs, ms))}
 ${both('tidemark records/s (median)', (t) => thousands(perSecond(t.tidemarkMs)))}
@@ -215,7 +224,11 @@ upstream's and the receiver's work included, the same for both). With no latency
 the wall time (${showSpread(cpu.cpuRatio, percent)} against ${showSpread(cpu.ratio, percent)}): nothing is waited on, the gap is CPU
 work, and it is not steadier, because the machine's speed is what varies (the same bare loop
 used from ${ms(bareCpu.min)} to ${ms(bareCpu.max)} of CPU). With latency, an idle workerd's own
-wake-ups count in it, and the bare loop waits longer. By wall time tidemark is ${{ yes: 'above 85% in every repetition', 'median only': `above 85% in the median (${percent(cpu.ratio.median)}), not in every repetition`, no: 'below 85%' }[meets(cpu.ratio, (r) => r >= 0.85)]}. workerd runs
+wake-ups count in it, and the bare loop waits longer. With no latency tidemark is at
+${percent(cpu.ratio.median)} of the bare loop in the median. The 85% once targeted here is retired (#32): the
+gap is work the bare loop does not do (below, and "Where the no-latency gap goes"). What
+stays is a guard, that the median does not fall below 50% (a regression would), and what
+the gap costs: the CPU per delivered record. workerd runs
 every isolate on one thread (the upstream, the receiver, tidemark and the bare loop take
 turns), so looking ahead overlaps nothing; and per record and per page tidemark does work the
 bare loop does not: it parses each record's timestamp, builds its ledger key and checks it
@@ -226,6 +239,18 @@ a Durable Object (the bare loop in a plain Worker), keeps the checkpoint and the
 keeps what a window delivered as it goes (a \`ledger_pages\` row every 50 ms, so that a crash
 delivers again only what was in flight). \`node --experimental-transform-types
 bench/profile.ts\` writes CPU profiles of every isolate for one run of each.
+
+CPU per delivered record is, in each repetition, the workerd process's CPU time during the
+run over the records the receiver counted; the upstream's and the receiver's work is in it,
+so it is an upper bound on tidemark's own, and the bare loop's row (the same upstream and
+receiver work, and its own loop) bounds that share. With no latency tidemark used
+${showSpread(cpu.cpuPerRecordUs, us)} a record, the bare loop ${showSpread(cpu.bareCpuPerRecordUs, us)}. At the Workers Standard price of
+$${WORKERS_CPU_USD_PER_MILLION_MS} per million CPU milliseconds (beyond the 30 million a month includes:
+https://developers.cloudflare.com/workers/platform/pricing/, read 2026-12-03), a million
+records of tidemark's median costs ${usd(perMillion(cpu))} of CPU (the bare loop's ${usd(cpuUsdPerMillionRecords(cpu.bareCpuPerRecordUs.median))}). A poller runs
+in a Durable Object, which is billed by wall-clock duration, not CPU time: the
+[cost model](guarantees.md#cost-model) counts that duration; this price says what the work
+itself is worth, and this machine is not Cloudflare's.
 
 With latency, tidemark fetches the next page while the current page's batches are in flight
 (a look-ahead of one page, within the subrequest budget and the connection limit), so a page

@@ -33,6 +33,14 @@ export function meets(value: Spread, ok: (n: number) => boolean): 'yes' | 'media
   return ok(value.median) ? 'median only' : 'no';
 }
 
+/**
+ * Whether a guard on the median holds: a guard is not a target every repetition must reach
+ * (the machine's spread puts single repetitions on either side), only the middle.
+ */
+export function medianMeets(value: Spread, ok: (n: number) => boolean): 'yes' | 'no' {
+  return ok(value.median) ? 'yes' : 'no';
+}
+
 export const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
 export const thousands = (n: number) => Math.round(n).toLocaleString('en');
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,6 +8,7 @@
  * unevenly (the same bare loop took from 0.8 to 1.5 s with one). tidemark's heap during a
  * run is read afterwards, in `heapRuns` runs of a workerd that has the inspector.
  */
+import { cpuPerRecordUs } from './cpu-cost.ts';
 import { heapOf } from './heap.ts';
 import { type Spread, spread } from './stats.ts';
 import { benchPoller, startBench } from './workerd.ts';
@@ -24,6 +25,9 @@ export interface ThroughputRep {
   bareCpuMs: number;
   /** The bare loop's CPU time over tidemark's: steadier than wall time on a shared machine. */
   cpuRatio: number;
+  /** Records the receiver counted in tidemark's run (all of them, or the repetition fails). */
+  delivered: number;
+  bareDelivered: number;
   subrequests: number;
   bareSubrequests: number;
   /** Rows and alarm writes the run's object persisted in its counters. */
@@ -38,6 +42,9 @@ export interface Throughput {
   tidemarkMs: Spread;
   bareMs: Spread;
   cpuRatio: Spread;
+  /** The workerd process's CPU per delivered record, in µs, in tidemark's runs and the bare loop's. */
+  cpuPerRecordUs: Spread;
+  bareCpuPerRecordUs: Spread;
   heapPeakMb: Spread;
   heapBeforeMb: number;
 }
@@ -94,7 +101,12 @@ async function timedReps(
           if (reply.records !== records || counters.records !== records) {
             throw new Error(`the bare loop did not deliver every record: ${JSON.stringify(reply)}`);
           }
-          return { ms, cpu, subrequests: (counters.pages ?? 0) + (counters.posts ?? 0) };
+          return {
+            ms,
+            cpu,
+            delivered: counters.records ?? 0,
+            subrequests: (counters.pages ?? 0) + (counters.posts ?? 0),
+          };
         };
         const tidemarkRun = async () => {
           const name = `t_${latency}_${rep}`;
@@ -113,6 +125,7 @@ async function timedReps(
           return {
             ms,
             cpu,
+            delivered: counters.records ?? 0,
             subrequests: (counters.pages ?? 0) + (counters.posts ?? 0),
             rowsWritten: stats.rowsWritten + stats.alarmWrites,
           };
@@ -128,6 +141,8 @@ async function timedReps(
           tidemarkCpuMs: ours.cpu,
           bareCpuMs: bareAfter.cpu,
           cpuRatio: bareAfter.cpu / ours.cpu,
+          delivered: ours.delivered,
+          bareDelivered: bareAfter.delivered,
           subrequests: ours.subrequests,
           bareSubrequests: bareAfter.subrequests,
           rowsWritten: ours.rowsWritten,
@@ -144,6 +159,12 @@ async function timedReps(
         tidemarkMs: spread(done.map((rep) => rep.tidemarkMs)),
         bareMs: spread(done.map((rep) => rep.bareMs)),
         cpuRatio: spread(done.map((rep) => rep.cpuRatio)),
+        cpuPerRecordUs: cpuPerRecordUs(
+          done.map((rep) => ({ cpuMs: rep.tidemarkCpuMs, records: rep.delivered })),
+        ),
+        bareCpuPerRecordUs: cpuPerRecordUs(
+          done.map((rep) => ({ cpuMs: rep.bareCpuMs, records: rep.bareDelivered })),
+        ),
       });
     }
     return results;
