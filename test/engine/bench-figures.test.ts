@@ -4,6 +4,7 @@ import {
   cpuUsdPerMillionRecords,
   WORKERS_CPU_USD_PER_MILLION_MS,
 } from '../../bench/cpu-cost.ts';
+import { startupActiveMs } from '../../bench/startup-profile.ts';
 import { medianMeets, spread } from '../../bench/stats.ts';
 
 describe('CPU per delivered record', () => {
@@ -33,5 +34,25 @@ describe('a guard on the median', () => {
   it('holds while single repetitions fall below it, and fails once the median does', () => {
     expect(medianMeets(spread([0.37, 0.54, 0.74]), (r) => r >= 0.5)).toBe('yes');
     expect(medianMeets(spread([0.37, 0.48, 0.74]), (r) => r >= 0.5)).toBe('no');
+  });
+});
+
+describe("the Worker's startup from wrangler's profile", () => {
+  it('is the sampled time less the idle samples, garbage collection included, in ms', () => {
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: { functionName: '(root)' } },
+        { id: 2, callFrame: { functionName: '(idle)' } },
+        { id: 3, callFrame: { functionName: 'evaluate' } },
+        { id: 4, callFrame: { functionName: '(garbage collector)' } },
+      ],
+      samples: [2, 3, 3, 4, 2],
+      timeDeltas: [10_000, 1_500, 2_500, 1_000, 30_000],
+    };
+    expect(startupActiveMs(profile)).toBe(5);
+  });
+
+  it('is nothing for a profile with no samples', () => {
+    expect(startupActiveMs({ nodes: [] })).toBe(0);
   });
 });
