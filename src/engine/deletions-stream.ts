@@ -16,12 +16,9 @@ export function deletionsContext(
 ): RunContext | null {
   const stream = main.store.deletionsStream;
   if (stream === undefined) return null;
-  const config: PollerConfig = {
-    ...main.config,
-    source: sourceConfig,
-    // A delete is sent whatever was last delivered of its id.
-    deliver: { ...main.config.deliver, changes_only: false },
-  };
+  // Its deletes go into the per-id memory as the main stream's deliveries do (a restore
+  // after one is a change); deliver.changes_only never holds a delete back (unchanged.ts).
+  const config: PollerConfig = { ...main.config, source: sourceConfig };
   const { lateness: _, ...shared } = main;
   return {
     ...shared,

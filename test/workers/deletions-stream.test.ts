@@ -131,6 +131,26 @@ describe('a deletions stream (source.deletions)', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('with deliver.changes_only, delivers a record restored with the content it had before its delete', async () => {
+    saas.put('back', Date.now() - 5 * MINUTE, { title: 'same' });
+    const name = await withDeletions('deletions-restore', {
+      deliver: { changes_only: true, changes_ignore: ['updated_at'] },
+    });
+    await objectOf(name).runNow();
+    saas.remove('back', { at: Date.now(), logged: true });
+    await objectOf(name).runNow();
+    // Restored as it was: the receiver deleted it, so the upsert is a change.
+    saas.put('back', Date.now() + 1, { title: 'same' });
+    await objectOf(name).runNow();
+
+    expect(seen()).toEqual([
+      ['back', 'upsert', 'record.updated'],
+      ['back', 'delete', 'record.deleted'],
+      ['back', 'upsert', 'record.updated'],
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('refuses a deletions url on another origin: the source headers would go with it', async () => {
     const response = await api('PUT', '/pollers/deletions-elsewhere', {
       every: '60s',
