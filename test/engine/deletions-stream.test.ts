@@ -17,7 +17,7 @@ const START = Date.parse('2026-10-01T00:00:00Z');
 const PER_PAGE = 4;
 
 /** A poller with a deletions stream, a subrequest budget of `maxSubrequests` per run. */
-function configOf(maxSubrequests: number) {
+function configOf(maxSubrequests: number, sorted: boolean) {
   const entry = loadPoller(
     'deleting',
     {
@@ -28,7 +28,7 @@ function configOf(maxSubrequests: number) {
         url: 'https://api.test/changes',
         from_param: 'since',
         next: { type: 'cursor', param: 'cursor', path: 'next' },
-        deletions: { url: 'https://api.test/deleted' },
+        deletions: { url: 'https://api.test/deleted', ...(sorted ? { sorted: 'asc' } : {}) },
       },
       deliver: { type: 'handler', name: 'deleting' },
     },
@@ -38,11 +38,11 @@ function configOf(maxSubrequests: number) {
   return entry.config;
 }
 
-/** A list of records since the window's start, oldest first (not declared sorted), 4 a page. */
-function listSource(records: Update[], asked: (string | null)[]): Source {
+/** A list of records since the window's start, oldest first, 4 a page. */
+function listSource(records: Update[], asked: { from: number; cursor: string | null }[]): Source {
   return {
     async fetchPage(window, cursor): Promise<PageResult> {
-      asked.push(cursor);
+      asked.push({ from: window.from, cursor });
       const shown = records.filter((record) => record.versionMs >= window.from);
       const offset = Number(cursor ?? 0);
       const next = offset + PER_PAGE < shown.length ? String(offset + PER_PAGE) : null;
@@ -57,14 +57,14 @@ function entry(id: string, at: number): Update {
 }
 
 /** `deletes` deletes logged in the poller's first window, one main record, and the engine. */
-function world(options: { deletes: number; maxSubrequests: number }) {
+function world(options: { deletes: number; maxSubrequests: number; sorted?: boolean }) {
   const clock = { now: START };
   const store = new MemoryStore();
-  const config = configOf(options.maxSubrequests);
+  const config = configOf(options.maxSubrequests, options.sorted ?? false);
   const deletes = Array.from({ length: options.deletes }, (_, i) =>
     entry(`gone${String(i).padStart(3, '0')}`, START - 20 * MINUTE + i),
   );
-  const deletionPages: (string | null)[] = [];
+  const deletionPages: { from: number; cursor: string | null }[] = [];
   const delivered: DeliveryItem[] = [];
   const ctx: RunContext = {
     poller: 'deleting',
@@ -136,5 +136,22 @@ describe('the deletions stream keeps its stall beside its own checkpoint', () =>
     expect(new Set(deleted).size).toBe(40);
     expect(w.store.deletionsStream.stall()).toBeNull();
     expect(w.store.deletionsStream.checkpoint()).toBeGreaterThan(START);
+  });
+
+  it('a sorted deletions window the budget cuts short commits its progress: the next run starts where it stopped', async () => {
+    const w = world({ deletes: 120, maxSubrequests: 20, sorted: true });
+    const outcomes = await w.runs(40);
+
+    expect(outcomes.at(-1)).toBe('success');
+    const deleted = w.delivered
+      .filter((item) => item.op === 'delete')
+      .map((item) => item.update.id);
+    expect(new Set(deleted).size).toBe(120);
+    // Each run asks from where the one before stopped, never from the window's first page.
+    const starts = w.deletionPages.filter((page) => page.cursor === null).map((page) => page.from);
+    expect(starts).toHaveLength(outcomes.length);
+    for (let i = 1; i < starts.length; i += 1) {
+      expect(starts[i]).toBeGreaterThan(starts[i - 1] ?? Number.POSITIVE_INFINITY);
+    }
   });
 });
