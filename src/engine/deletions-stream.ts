@@ -17,7 +17,8 @@ export function deletionsContext(
   const stream = main.store.deletionsStream;
   if (stream === undefined) return null;
   // Its deletes go into the per-id memory as the main stream's deliveries do (a restore
-  // after one is a change); deliver.changes_only never holds a delete back (unchanged.ts).
+  // after one is a change); deliver.changes_only holds back only a delete that a newer
+  // version of its id has overtaken (engine/unchanged.ts).
   const config: PollerConfig = { ...main.config, source: sourceConfig };
   const { lateness: _, ...shared } = main;
   return {

@@ -9,14 +9,17 @@ import { ledgerKey, type RunContext, type Update } from './ports.ts';
  * "Last got" is judged in order, as the page's versions go out (engine/deliver-page.ts): a
  * version is compared with the one delivered before it, on this page or earlier, never with
  * one that is still to go or whose delivery failed. A page with x@v2 (C) and x@v3 (B) after B
- * was delivered sends both: v3 changes what the receiver has by then.
+ * was delivered sends both: v3 changes what the receiver has by then. A delete is always sent,
+ * but for one of the deletions stream that a newer version of its id has overtaken.
  */
 export interface ChangesJudge {
   /** Each upsert's content hash, by ledger key: what to remember once it is handled. */
   readonly hashes: ReadonlyMap<string, string>;
   /**
-   * Whether this version, whose turn it is (every older one of its id handled), has the
-   * content the receiver last got of its id: then it is not sent. A delete is always sent.
+   * Whether this version, whose turn it is (every older one of its id handled), would change
+   * nothing the receiver has: an upsert with the content it last got of its id, or a delete of
+   * the deletions stream older than the version of its id the receiver was last judged to
+   * hold. Then it is not sent.
    */
   unchanged(update: Update, key: string): boolean;
   /** The receiver got this version: the next of its id is compared with it. */
@@ -42,7 +45,7 @@ export async function changesJudge(
   const known = ctx.store.idsOf;
   if (!deliver.changes_only || known === undefined) return null;
   const upserts = updates.filter((update) => deliveryOp(ctx, update) === 'upsert');
-  if (upserts.length === 0) return null;
+  if (upserts.length === 0 && ctx.stream !== 'deletions') return null;
   const ignore = deliver.changes_ignore.map((path) => path.split('.'));
   const hashes = new Map<string, string>();
   await Promise.all(
@@ -54,8 +57,15 @@ export async function changesJudge(
   return {
     hashes,
     unchanged(update, key) {
-      if (deliveryOp(ctx, update) === 'delete') return false;
       const before = last.get(update.id);
+      // The deletions stream is read after the main stream: a record deleted and restored
+      // since the last run shows its restore first, skipped if its content is the one the
+      // receiver has, then its older delete, which must not remove it. A delete stamped
+      // before a version the receiver holds (or was judged to hold) is overtaken.
+      if (ctx.stream === 'deletions') {
+        return before !== undefined && before.versionMs > update.versionMs;
+      }
+      if (deliveryOp(ctx, update) === 'delete') return false;
       const same =
         before !== undefined &&
         !before.deleted &&

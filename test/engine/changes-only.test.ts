@@ -235,4 +235,61 @@ describe('deliver.changes_only beside a deletions stream', () => {
     ]);
     expect(w.receiver.held.get('x')?.title).toBe('B');
   });
+
+  it('keeps a record deleted and restored as it was between two runs: the restore, read first, and the older delete change nothing', async () => {
+    const w = world({ deletions: true });
+    w.log.push(version('x', START - 5 * MINUTE, 'B'));
+    await w.run();
+    // Both before the next run: its main stream sees the restore, its deletions pass the delete.
+    w.deletes.push(version('x', w.clock.now + 1_000, 'B'));
+    w.log.push(version('x', w.clock.now + 2_000, 'B'));
+    await w.run();
+
+    expect(w.receiver.held.get('x')?.title).toBe('B');
+    expect(w.store.runs.at(-1)).toMatchObject({ outcome: 'success', unchanged: 2 });
+  });
+
+  it('leaves the receiver with every id as the upstream has it, deleted or not, whatever the pages and failures (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            id: fc.constantFrom('a', 'b'),
+            title: fc.constantFrom('A', 'B', null),
+            tick: fc.integer({ min: 0, max: 4 }),
+          }),
+          { minLength: 1, maxLength: 14 },
+        ),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 10 }),
+        async (changes, refusals, pageSizes) => {
+          let page = 0;
+          const w = world({
+            deletions: true,
+            perPage: () => pageSizes[page++ % pageSizes.length] ?? 1,
+          });
+          let refusal = 0;
+          w.receiver.refuse = () => refusals[refusal++ % refusals.length] ?? false;
+          const latest = new Map<string, string | null>();
+          let at = START - 5 * MINUTE;
+          for (let tick = 0; tick <= 4; tick += 1) {
+            for (const change of changes.filter((c) => c.tick === tick)) {
+              at = Math.max(at + 1, w.clock.now + 1_000);
+              // A title of null is a delete, which the deletions stream lists.
+              const list = change.title === null ? w.deletes : w.log;
+              list.push(version(change.id, at, change.title ?? ''));
+              latest.set(change.id, change.title);
+            }
+            await w.run();
+          }
+          w.receiver.refuse = () => false;
+          for (let settle = 0; settle < 6; settle += 1) await w.run();
+
+          expect(w.store.deadLetters.size).toBe(0);
+          for (const [id, title] of latest) expect(w.receiver.held.get(id)?.title).toBe(title);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
 });

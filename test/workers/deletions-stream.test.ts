@@ -153,6 +153,22 @@ describe('a deletions stream (source.deletions)', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('with deliver.changes_only, keeps a record deleted and restored as it was between two runs', async () => {
+    saas.put('twice', Date.now() - 5 * MINUTE, { title: 'same' });
+    const name = await withDeletions('deletions-undo', {
+      deliver: { changes_only: true, changes_ignore: ['updated_at'] },
+    });
+    await objectOf(name).runNow();
+    // Deleted and restored before the next run: its main stream reads the restore (the same
+    // content: not sent), then its deletions pass the delete, which the restore overtook.
+    saas.remove('twice', { at: Date.now(), logged: true });
+    saas.put('twice', Date.now() + 1, { title: 'same' });
+    await objectOf(name).runNow();
+
+    expect(seen()).toEqual([['twice', 'upsert', 'record.updated']]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('reports a window of its own too big for one run, measured beside its own checkpoint and not in the main stream row', async () => {
     saas.perPage = 2;
     for (let i = 0; i < 40; i += 1) {
