@@ -16,12 +16,10 @@ export function deletionsContext(
 ): RunContext | null {
   const stream = main.store.deletionsStream;
   if (stream === undefined) return null;
-  const config: PollerConfig = {
-    ...main.config,
-    source: sourceConfig,
-    // A delete is sent whatever was last delivered of its id.
-    deliver: { ...main.config.deliver, changes_only: false },
-  };
+  // Its deletes go into the per-id memory as the main stream's deliveries do (a restore
+  // after one is a change); deliver.changes_only holds back only a delete that a newer
+  // version of its id has overtaken (engine/unchanged.ts).
+  const config: PollerConfig = { ...main.config, source: sourceConfig };
   const { lateness: _, ...shared } = main;
   return {
     ...shared,
@@ -35,10 +33,19 @@ export function deletionsContext(
   };
 }
 
-/** The poller's store, with a stream's checkpoint and ledger in place of the main stream's. */
+/**
+ * The poller's store, with a stream's checkpoint, stall and ledger in place of the main
+ * stream's: a window of this stream that stops is measured against this stream's last one,
+ * and what the run's end says of it is kept beside this stream's checkpoint.
+ */
 function streamView(store: PollerStore, stream: StreamStore): PollerStore {
   return {
-    read: () => ({ ...store.read(), checkpoint: stream.checkpoint(), straggleMs: 0, stall: null }),
+    read: () => ({
+      ...store.read(),
+      checkpoint: stream.checkpoint(),
+      straggleMs: 0,
+      stall: stream.stall(),
+    }),
     holds: (epoch) => store.holds(epoch),
     persistLease: (epoch) => store.persistLease(epoch),
     acquire: (expected, lease, nextTickAt) => store.acquire(expected, lease, nextTickAt),
@@ -49,7 +56,11 @@ function streamView(store: PollerStore, stream: StreamStore): PollerStore {
       stream.commitWindow(epoch, checkpoint, remember, pruneBelow),
     remember: (epoch, entries) => stream.remember(epoch, entries),
     rememberPage: (epoch, entries) => stream.remember(epoch, entries),
-    finishRun: (epoch, run, next, commit) => store.finishRun(epoch, run, next, commit),
+    // A run this stream ends: the main stream had caught up before it (its stall is over),
+    // and this stream's own stall goes beside its checkpoint.
+    finishRun: (epoch, run, next, commit) =>
+      stream.keepStall(epoch, next.stall) &&
+      store.finishRun(epoch, run, { ...next, stall: null }, commit),
     recordRun: (run) => store.recordRun(run),
     recordRecovery: (run) => store.recordRecovery(run),
     failing: () => store.failing(),

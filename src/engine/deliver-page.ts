@@ -1,5 +1,6 @@
 import type { BudgetStop, RunBudget } from './budget.ts';
 import type { DeliveryResult } from './classify.ts';
+import { batchSize, type DeliveryPlan, type Planned } from './delivery-plan.ts';
 import { deliveryKey, deliveryOp } from './idempotency.ts';
 import {
   type DeliveryItem,
@@ -8,18 +9,21 @@ import {
   type RunContext,
   type Update,
 } from './ports.ts';
+import type { ChangesJudge } from './unchanged.ts';
 import type { Handled } from './window-memory.ts';
 
 /** How delivering one page's updates went. */
 export interface PageDelivery {
   /** Delivered now (for the ledger). */
   delivered: Update[];
-  /** The updates that are handled: delivered now, or dead-lettered (for HandledKeys). */
+  /** deliver.changes_only: their content the one the receiver last got, so not sent. */
+  unchanged: Update[];
+  /** The updates that are handled: delivered, unchanged or dead-lettered (for HandledKeys). */
   handled: Handled[];
   /** Updates still failing after this run, with why. */
   retryable: string[];
   deadLettered: number;
-  /** Delivered updates that had been held back (by the budget, or behind an older version). */
+  /** Handled updates that had been held back (by the budget, or behind an older version). */
   released: number;
   /** Set when the receiver is misconfigured (401/403/404): the run stops. */
   misconfigured?: string;
@@ -46,61 +50,25 @@ export function olderFailing(failing: Map<string, FailingUpdate>): OlderFailing 
   return oldest;
 }
 
-/** An update to deliver, with its ledger key (built once per page). */
-interface Planned {
-  update: Update;
-  key: string;
-}
-
-/** How a page's updates go out, planned before any of them does. */
-export interface DeliveryPlan {
-  updates: Planned[];
-  /** The n-th version of every id in round n (see deliverPage). */
-  rounds: Planned[][];
-  /** Requests it takes if none fails. */
-  requests: number;
-  /** The most requests it has in flight at once. */
-  width: number;
-}
-
-/**
- * Plans the delivery of a page's new updates (with their ledger keys when the caller has
- * them: `keys[i]` is the key of `updates[i]`): its rounds, and what they take.
- */
-export function planDelivery(ctx: RunContext, updates: Update[], keys?: string[]): DeliveryPlan {
-  const size = batchSize(ctx);
-  const pairs = updates.map((update, i) => ({
-    update,
-    key: keys?.[i] ?? ledgerKey(update.id, update.version),
-  }));
-  const planned = rounds(pairs);
-  let requests = 0;
-  let widest = 0;
-  for (const round of planned) {
-    const batches = Math.ceil(round.length / size);
-    requests += batches;
-    widest = Math.max(widest, batches);
-  }
-  return {
-    updates: pairs,
-    rounds: planned,
-    requests,
-    width: Math.min(widest, ctx.config.deliver.concurrency),
-  };
-}
-
-/** Records per deliver() call: what the delivery's kind says, through its deliverer. */
-function batchSize(ctx: RunContext): number {
-  const { deliverer, config } = ctx;
-  return deliverer.batch ?? ('batch' in config.deliver ? config.deliver.batch : 1);
+/** What the batches of one page's delivery share. */
+interface PageRun {
+  ctx: RunContext;
+  epoch: number;
+  failing: Map<string, FailingUpdate>;
+  older: OlderFailing;
+  budget: RunBudget;
+  judge: ChangesJudge | null;
+  result: PageDelivery;
 }
 
 /**
  * Delivers a page's new updates: in rounds (the n-th version of every id in round n, so
  * two versions of one id are never in flight together and the older goes first), each round
  * in batches of `deliver.batch`, up to `deliver.concurrency` batches at once. A version
- * waits while an older one of its id is failing. A failed update counts an attempt; at
- * `max_attempts` it becomes a dead letter and counts as handled (R8).
+ * waits while an older one of its id is failing. With deliver.changes_only, a version whose
+ * turn has come is first judged against what the receiver last got of its id (`judge`,
+ * engine/unchanged.ts). A failed update counts an attempt; at `max_attempts` it becomes a
+ * dead letter and counts as handled (R8).
  */
 export async function deliverPage(
   ctx: RunContext,
@@ -109,26 +77,31 @@ export async function deliverPage(
   failing: Map<string, FailingUpdate>,
   older: OlderFailing,
   budget: RunBudget,
+  judge: ChangesJudge | null = null,
 ): Promise<PageDelivery> {
   const result: PageDelivery = {
     delivered: [],
+    unchanged: [],
     handled: [],
     retryable: [],
     deadLettered: 0,
     released: 0,
   };
+  const page: PageRun = { ctx, epoch, failing, older, budget, judge, result };
   const size = batchSize(ctx);
   const concurrency = ctx.config.deliver.concurrency;
   const done = () => Boolean(result.stop || result.misconfigured || result.fenced);
-  const { updates } = plan;
 
   for (const round of plan.rounds) {
     const ready: Planned[] = [];
     for (const planned of round) {
       const { update } = planned;
       const oldest = older.size === 0 ? undefined : older.get(update.id);
-      if (oldest === undefined || oldest >= update.versionMs) ready.push(planned);
-      else if (!hold(ctx, epoch, update, failing, result, waiting(update))) break;
+      if (oldest !== undefined && oldest < update.versionMs) {
+        if (!hold(page, update, waiting(update))) break;
+      } else if (judge?.unchanged(update, planned.key)) settle(page, planned, true);
+      else ready.push(planned);
+      if (result.fenced) break;
     }
     if (result.fenced) break;
     const batches = chunk(ready, size);
@@ -136,13 +109,13 @@ export async function deliverPage(
     const worker = async () => {
       while (next < batches.length && !done()) {
         const batch = batches[next++] ?? [];
-        await deliverBatch(ctx, epoch, batch, failing, older, budget, result);
+        await deliverBatch(page, batch);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
     if (done()) break;
   }
-  if (result.stop && !result.fenced) keepUndelivered(ctx, epoch, updates, failing, result);
+  if (result.stop && !result.fenced) keepUndelivered(page, plan.updates);
   return result;
 }
 
@@ -151,19 +124,13 @@ export async function deliverPage(
  * their records, like failing ones (no attempt spent): the next run delivers them in the
  * version that was served, even if the upstream has moved on to a newer one by then.
  */
-function keepUndelivered(
-  ctx: RunContext,
-  epoch: number,
-  updates: Planned[],
-  failing: Map<string, FailingUpdate>,
-  result: PageDelivery,
-): void {
+function keepUndelivered(page: PageRun, updates: Planned[]): void {
   const why = 'fetched, but not delivered before the run stopped on its budget';
-  const handled = new Set(result.handled.map((entry) => entry.key));
+  const handled = new Set(page.result.handled.map((entry) => entry.key));
   for (const { update, key } of updates) {
-    const failure = deliveryKey(ctx, update);
-    if (handled.has(key) || failing.has(failure)) continue;
-    if (!hold(ctx, epoch, update, failing, result, why)) return;
+    const failure = deliveryKey(page.ctx, update);
+    if (handled.has(key) || page.failing.has(failure)) continue;
+    if (!hold(page, update, why)) return;
   }
 }
 
@@ -171,16 +138,9 @@ function waiting(update: Update): string {
   return `waits for an older version of ${update.id}`;
 }
 
-async function deliverBatch(
-  ctx: RunContext,
-  epoch: number,
-  batch: Planned[],
-  failing: Map<string, FailingUpdate>,
-  older: OlderFailing,
-  budget: RunBudget,
-  result: PageDelivery,
-): Promise<void> {
-  const stop = budget.take(ctx.now());
+async function deliverBatch(page: PageRun, batch: Planned[]): Promise<void> {
+  const { ctx, epoch, failing, result } = page;
+  const stop = page.budget.take(ctx.now());
   if (stop) {
     result.stop = stop;
     return;
@@ -208,9 +168,8 @@ async function deliverBatch(
   const deliveredCount =
     outcome.kind === 'delivered' ? items.length : (outcome.deliveredPrefix ?? 0);
   for (let i = 0; i < deliveredCount; i += 1) {
-    const item = items[i];
     const planned = batch[i];
-    if (item && planned) settleDelivered(ctx, epoch, item, planned.key, failing, older, result);
+    if (planned) settle(page, planned, false);
   }
   if (deliveredCount === items.length || outcome.kind === 'delivered') return;
   const refused = items.slice(deliveredCount);
@@ -219,33 +178,34 @@ async function deliverBatch(
   if (outcome.kind === 'rejected' && refused.length > 1) {
     for (const planned of batch.slice(deliveredCount)) {
       if (result.stop || result.fenced || result.misconfigured) return;
-      await deliverBatch(ctx, epoch, [planned], failing, older, budget, result);
+      await deliverBatch(page, [planned]);
     }
     return;
   }
-  for (const item of refused) settleFailed(ctx, epoch, item, outcome, failing, older, result);
+  for (const item of refused) settleFailed(page, item, outcome);
 }
 
-function settleDelivered(
-  ctx: RunContext,
-  epoch: number,
-  item: DeliveryItem,
-  key: string,
-  failing: Map<string, FailingUpdate>,
-  older: OlderFailing,
-  result: PageDelivery,
-): void {
-  const { update } = item;
-  result.delivered.push(update);
-  const before = failing.size === 0 ? undefined : failing.get(item.idempotencyKey);
+/**
+ * An update is handled: delivered now, or (`unchanged`) not sent, its content the one the
+ * receiver last got. A failure it had (an earlier attempt, or a hold) is over.
+ */
+function settle(page: PageRun, { update, key }: Planned, unchanged: boolean): void {
+  const { ctx, epoch, failing, result } = page;
+  if (unchanged) result.unchanged.push(update);
+  else {
+    result.delivered.push(update);
+    page.judge?.sent(update, key);
+  }
+  const failure = failing.size === 0 ? undefined : deliveryKey(ctx, update);
+  const before = failure === undefined ? undefined : failing.get(failure);
   // A version that was failing is often retried out of its place (on the window's first
   // page): known for the whole window, so its own page does not deliver it again.
   const keep = before === undefined ? update.versionMs : Number.POSITIVE_INFINITY;
   result.handled.push({ key, keep });
-  if (before !== undefined && failing.delete(item.idempotencyKey)) {
+  if (failure !== undefined && before !== undefined && failing.delete(failure)) {
     if (before.attempts === 0) result.released += 1;
-    if (!ctx.store.clearFailure(epoch, item.idempotencyKey)) result.fenced = true;
-    forgetOlder(update.id, failing, older);
+    if (!ctx.store.clearFailure(epoch, failure)) result.fenced = true;
+    forgetOlder(update.id, failing, page.older);
   }
 }
 
@@ -254,14 +214,8 @@ function settleDelivered(
  * attempt spent): if the upstream moves on past it before the older one gets through, it is
  * still retried from its record, or kept as a dead letter, never silently lost.
  */
-function hold(
-  ctx: RunContext,
-  epoch: number,
-  update: Update,
-  failing: Map<string, FailingUpdate>,
-  result: PageDelivery,
-  why: string,
-): boolean {
+function hold(page: PageRun, update: Update, why: string): boolean {
+  const { ctx, failing, result } = page;
   const key = deliveryKey(ctx, update);
   const before = failing.get(key);
   const now = ctx.now();
@@ -278,7 +232,7 @@ function hold(
   };
   failing.set(key, held);
   result.retryable.push(`${update.id}@${update.version}: ${why}`);
-  if (ctx.store.recordFailure(epoch, held)) return true;
+  if (ctx.store.recordFailure(page.epoch, held)) return true;
   result.fenced = true;
   return false;
 }
@@ -291,14 +245,11 @@ function forgetOlder(id: string, failing: Map<string, FailingUpdate>, older: Old
 }
 
 function settleFailed(
-  ctx: RunContext,
-  epoch: number,
+  page: PageRun,
   item: DeliveryItem,
   outcome: Exclude<DeliveryResult, { kind: 'delivered' }>,
-  failing: Map<string, FailingUpdate>,
-  older: OlderFailing,
-  result: PageDelivery,
 ): void {
+  const { ctx, epoch, failing, older, result } = page;
   const { update } = item;
   const before = failing.get(item.idempotencyKey);
   const now = ctx.now();
@@ -348,32 +299,6 @@ function settleFailed(
     );
   }
   if (!written) result.fenced = true;
-}
-
-/** The n-th version of each id, oldest first, in round n. */
-function rounds(updates: Planned[]): Planned[][] {
-  // Most pages have each id once: one round, in the page's order.
-  const ids = new Set<string>();
-  for (const { update } of updates) ids.add(update.id);
-  if (ids.size === updates.length) return updates.length === 0 ? [] : [updates];
-  const byId = new Map<string, Planned[]>();
-  for (const planned of updates) {
-    const versions = byId.get(planned.update.id) ?? [];
-    versions.push(planned);
-    byId.set(planned.update.id, versions);
-  }
-  const out: Planned[][] = [];
-  for (const versions of byId.values()) {
-    versions.sort(
-      (a, b) =>
-        a.update.versionMs - b.update.versionMs || a.update.version.localeCompare(b.update.version),
-    );
-    versions.forEach((planned, index) => {
-      out[index] ??= [];
-      out[index].push(planned);
-    });
-  }
-  return out;
 }
 
 function chunk<T>(items: T[], size: number): T[][] {

@@ -11,6 +11,7 @@ import {
   type RememberedId,
   type RunAftermath,
   type RunRecord,
+  type Stall,
   type StreamStore,
   type WindowCommit,
 } from './ports.ts';
@@ -243,12 +244,25 @@ export class MemoryStore implements PollerStore {
 /** A stream's checkpoint and ledger in memory (StreamStore), fenced by its store's lease. */
 export class MemoryStream implements StreamStore {
   checkpointAt: number | null = null;
+  stalled: Stall | null = null;
   readonly ledger = new Map<string, LedgerEntry>();
 
   constructor(private readonly store: MemoryStore) {}
 
   checkpoint(): number | null {
     return this.checkpointAt;
+  }
+
+  stall(): Stall | null {
+    return this.stalled === null ? null : { ...this.stalled };
+  }
+
+  keepStall(epoch: number, stall: Stall | null): boolean {
+    if (!this.store.holds(epoch)) return false;
+    if (stall?.from === this.stalled?.from && stall?.pages === this.stalled?.pages) return true;
+    this.stalled = stall === null ? null : { ...stall };
+    this.store.rowsWritten += 1;
+    return true;
   }
 
   delivered(from: number): Set<string> {
@@ -265,6 +279,7 @@ export class MemoryStream implements StreamStore {
   ): boolean {
     if (!this.store.holds(epoch)) return false;
     this.checkpointAt = checkpoint;
+    this.stalled = null;
     this.store.rowsWritten += 1;
     this.add(remember);
     for (const [key, entry] of this.ledger)

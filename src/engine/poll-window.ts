@@ -1,6 +1,7 @@
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
-import { type DeliveryPlan, deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
+import { deliverPage, olderFailing } from './deliver-page.ts';
+import { type DeliveryPlan, planDelivery } from './delivery-plan.ts';
 import { ownFailures, unreadableKey } from './idempotency.ts';
 import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
@@ -13,7 +14,7 @@ import {
 } from './ports.ts';
 import { rememberDelivered } from './remembered-ids.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
-import { withoutUnchanged } from './unchanged.ts';
+import { changesJudge } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
 import { DeliveredLog, HandledKeys, ledgerEntries, RetryableList } from './window-memory.ts';
 
@@ -99,6 +100,8 @@ export function straggle(ctx: RunContext, tally: Tally): number {
  * delivers again at most this much of them, besides the page in flight.
  */
 export const PAGES_KEPT_EVERY_MS = 50;
+
+const NO_HASHES: ReadonlyMap<string, string> = new Map();
 
 /**
  * Requests every page of one window and delivers each update not already delivered (the
@@ -247,27 +250,27 @@ export async function pollWindow(
       const fresh = uniqueNew(result.updates, keys, seen);
       ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
       const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
-      // deliver.changes_only: a newer version with the content last delivered is handled
-      // without being sent (engine/unchanged.ts).
-      const { send, unchanged, hashes } = await withoutUnchanged(ctx, sent);
-      const unchangedEntries = ledgerEntries(unchanged);
-      if (unchanged.length > 0) {
-        delivered.add(unchangedEntries);
-        seen.addPage(
-          unchanged.map((u) => ({ key: ledgerKey(u.id, u.version), keep: u.versionMs })),
-        );
-        tally.unchanged += unchanged.length;
-      }
-      const plan = planDelivery(ctx, send, send === fresh.updates ? fresh.keys : undefined);
+      // deliver.changes_only: a version whose content is the one the receiver last got of
+      // its id is handled without being sent, judged as its turn comes (engine/unchanged.ts).
+      const judge = await changesJudge(ctx, sent);
+      const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
       if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
         cancelAhead = new AbortController();
         ahead = settled(ctx.source.fetchPage(window, result.next, cancelAhead.signal));
       }
-      const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget);
+      const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget, judge);
       if (outcome.fenced) return { kind: 'fenced' };
+      const { unchanged } = outcome;
       const handled =
         unchanged.length === 0 ? outcome.delivered : [...unchanged, ...outcome.delivered];
-      if (!(await rememberDelivered(ctx, epoch, handled, hashes))) return { kind: 'fenced' };
+      if (!(await rememberDelivered(ctx, epoch, handled, judge?.hashes ?? NO_HASHES))) {
+        return { kind: 'fenced' };
+      }
+      const unchangedEntries = ledgerEntries(unchanged);
+      if (unchanged.length > 0) {
+        delivered.add(unchangedEntries);
+        tally.unchanged += unchanged.length;
+      }
       // One entry per delivered update, shared by the window's log and the pages kept.
       const deliveredEntries = ledgerEntries(outcome.delivered);
       // The pages of a window that goes on are kept as they are delivered (a row): a crash

@@ -304,12 +304,18 @@ export interface PollerStore {
 
 /**
  * A stream beside the main one (source.deletions): its own checkpoint and ledger (R1, R9),
- * fenced by the poller's lease like the main stream's (R6).
+ * and its own stall (a window of its own too big for one run), fenced by the poller's lease
+ * like the main stream's (R6).
  */
 export interface StreamStore {
   checkpoint(): number | null;
+  /** The last window of this stream a run had to stop in without moving its C (PollerState.stall). */
+  stall(): Stall | null;
+  /** Keeps (or, with null, forgets) this stream's stall. */
+  keepStall(epoch: number, stall: Stall | null): boolean;
   /** Keys (`id` + `version`) of this stream's deliveries remembered at or above `from`. */
   delivered(from: number): Set<string>;
+  /** Moves this stream's C (its stall, if any, is over) and keeps the ledger it needs. */
   commitWindow(
     epoch: number,
     checkpoint: number,

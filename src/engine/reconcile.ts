@@ -1,6 +1,7 @@
 import { retryAt } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
-import { deliverPage, olderFailing, planDelivery } from './deliver-page.ts';
+import { deliverPage, olderFailing } from './deliver-page.ts';
+import { planDelivery } from './delivery-plan.ts';
 import { deliveryKey, ownFailures } from './idempotency.ts';
 import {
   type DeliveryOp,

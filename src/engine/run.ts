@@ -149,6 +149,9 @@ class Run {
     const { epoch, budget, tally } = this;
     const { config, store } = sctx;
     const ended = (run: RunRecord) => ({ kind: 'ended' as const, run });
+    // What this stream did in this run, apart from the streams before it: whether it moved
+    // or got further into its window is its own (engine/after-window.ts).
+    const before = { windows: tally.windows, records: tally.records, released: tally.released };
     // "Default: the first run's T" is stored at once: a first run that fails must not let the
     // next one start later and skip what happened in between.
     if (
@@ -199,7 +202,11 @@ class Run {
         window,
         checkpoint,
         T,
-        tally,
+        tally: {
+          windows: tally.windows - before.windows,
+          records: tally.records - before.records,
+          released: tally.released - before.released,
+        },
         lagAllowance: config.lag_allowance,
         failures: state.failures,
         stall: state.stall,
@@ -223,14 +230,8 @@ class Run {
           next.kind === 'incomplete'
             ? this.record('continued', next.note)
             : this.record('failed', next.error);
-        return ended(
-          this.finish(
-            run,
-            next.failures,
-            next.wakeup,
-            next.kind === 'incomplete' ? next.stall : null,
-          ),
-        );
+        const stall = next.kind === 'incomplete' ? next.stall : null;
+        return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
       tally.windows += 1;
@@ -241,7 +242,7 @@ class Run {
         if (sctx !== this.ctx && !this.commitDone(sctx, done)) return ended(this.fenced());
         const run = this.record('continued', next.note, this.ctx.store.read().checkpoint);
         const commit = sctx === this.ctx ? done : undefined;
-        return ended(this.finish(run, 0, next.wakeup, null, commit));
+        return ended(this.finish(run, 0, next.wakeup, null, commit, sctx));
       }
       if (!this.commitDone(sctx, done)) return ended(this.fenced());
     }
@@ -266,13 +267,17 @@ class Run {
     };
   }
 
-  /** Ends the run (history, wakeup, backoff state), with its last window's commit if any. */
+  /**
+   * Ends the run (history, wakeup, backoff state), with its last window's commit if any,
+   * through the store of the stream that ended it (`sctx`): a stream's stall is its own.
+   */
   finish(
     run: RunRecord,
     failures: number,
     wakeup: Wakeup | null,
     stall: Stall | null = null,
     commit?: WindowCommit,
+    sctx: RunContext = this.ctx,
   ): RunRecord {
     const { tally } = this;
     const next = {
@@ -283,7 +288,7 @@ class Run {
       stall,
       straggleMs: tally.straggleMs,
     };
-    if (this.ctx.store.finishRun(this.epoch, run, next, commit)) return run;
+    if (sctx.store.finishRun(this.epoch, run, next, commit)) return run;
     return this.fenced();
   }
 

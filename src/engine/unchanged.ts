@@ -1,49 +1,92 @@
+import { deliveryOp } from './idempotency.ts';
 import { ledgerKey, type RunContext, type Update } from './ports.ts';
 
 /**
  * `deliver.changes_only`: a newer version of an id whose content (its canonical JSON, without
- * the `changes_ignore` paths) hashes to what was last delivered of that id is not delivered
- * again (an upstream that bumps `updated_at` on a view or a no-op save). It is handled all the
- * same: the ledger keeps it and C moves past it, as for a delivery.
+ * the `changes_ignore` paths) hashes to what the receiver last got of that id is not sent. It
+ * is handled all the same: the ledger keeps it and C moves past it, as for a delivery.
+ *
+ * "Last got" is judged in order, as the page's versions go out (engine/deliver-page.ts): a
+ * version is compared with the one delivered before it, on this page or earlier, never with
+ * one that is still to go or whose delivery failed. A page with x@v2 (C) and x@v3 (B) after B
+ * was delivered sends both: v3 changes what the receiver has by then. A delete is always sent,
+ * but for one of the deletions stream that a newer version of its id has overtaken.
  */
-export interface PageContent {
-  /** The updates to deliver. */
-  send: Update[];
-  /** Newer versions with the content last delivered: not sent. */
-  unchanged: Update[];
-  /** Each update's content hash, by ledger key: what to remember once delivered. */
-  hashes: Map<string, string>;
+export interface ChangesJudge {
+  /** Each upsert's content hash, by ledger key: what to remember once it is handled. */
+  readonly hashes: ReadonlyMap<string, string>;
+  /**
+   * Whether this version, whose turn it is (every older one of its id handled), would change
+   * nothing the receiver has: an upsert with the content it last got of its id, or a delete of
+   * the deletions stream older than the version of its id the receiver was last judged to
+   * hold. Then it is not sent.
+   */
+  unchanged(update: Update, key: string): boolean;
+  /** The receiver got this version: the next of its id is compared with it. */
+  sent(update: Update, key: string): void;
 }
 
-const NOTHING = new Map<string, string>();
+/** What the receiver last got of an id, as the judge sees it. */
+interface Last {
+  versionMs: number;
+  hash: string | null;
+  deleted: boolean;
+}
 
-/** Splits a page's updates into those to send and those whose content did not change. */
-export async function withoutUnchanged(ctx: RunContext, updates: Update[]): Promise<PageContent> {
+/**
+ * The judge for one page's updates, from what the per-id memory says the receiver last got of
+ * their ids; null when changes_only is off (or the page has nothing to judge).
+ */
+export async function changesJudge(
+  ctx: RunContext,
+  updates: readonly Update[],
+): Promise<ChangesJudge | null> {
   const { deliver } = ctx.config;
   const known = ctx.store.idsOf;
-  if (!deliver.changes_only || known === undefined || updates.length === 0) {
-    return { send: updates, unchanged: [], hashes: NOTHING };
-  }
+  if (!deliver.changes_only || known === undefined) return null;
+  const upserts = updates.filter((update) => deliveryOp(ctx, update) === 'upsert');
+  if (upserts.length === 0 && ctx.stream !== 'deletions') return null;
   const ignore = deliver.changes_ignore.map((path) => path.split('.'));
   const hashes = new Map<string, string>();
   await Promise.all(
-    updates.map(async (update) => {
+    upserts.map(async (update) => {
       hashes.set(ledgerKey(update.id, update.version), await contentHash(update.record, ignore));
     }),
   );
-  const last = known.call(ctx.store, [...new Set(updates.map((update) => update.id))]);
-  const send: Update[] = [];
-  const unchanged: Update[] = [];
-  for (const update of updates) {
-    const before = last.get(update.id);
-    const same =
-      before !== undefined &&
-      !before.deleted &&
-      before.versionMs < update.versionMs &&
-      before.hash === hashes.get(ledgerKey(update.id, update.version));
-    (same ? unchanged : send).push(update);
-  }
-  return { send: unchanged.length === 0 ? updates : send, unchanged, hashes };
+  const last = new Map<string, Last>(known.call(ctx.store, [...new Set(updates.map((u) => u.id))]));
+  return {
+    hashes,
+    unchanged(update, key) {
+      const before = last.get(update.id);
+      // The deletions stream is read after the main stream: a record deleted and restored
+      // since the last run shows its restore first, skipped if its content is the one the
+      // receiver has, then its older delete, which must not remove it. A delete stamped
+      // before a version the receiver holds (or was judged to hold) is overtaken.
+      if (ctx.stream === 'deletions') {
+        return before !== undefined && before.versionMs > update.versionMs;
+      }
+      if (deliveryOp(ctx, update) === 'delete') return false;
+      const same =
+        before !== undefined &&
+        !before.deleted &&
+        before.versionMs < update.versionMs &&
+        before.hash === hashes.get(key);
+      if (same) last.set(update.id, { ...before, versionMs: update.versionMs });
+      return same;
+    },
+    sent(update, key) {
+      const before = last.get(update.id);
+      // An older version than the one the receiver holds changes nothing there (nor in the
+      // memory: an older version never replaces a newer one).
+      if (before !== undefined && before.versionMs > update.versionMs) return;
+      const deleted = deliveryOp(ctx, update) === 'delete';
+      last.set(update.id, {
+        versionMs: update.versionMs,
+        hash: deleted ? null : (hashes.get(key) ?? null),
+        deleted,
+      });
+    },
+  };
 }
 
 /** SHA-256 (hex) of a record's canonical JSON: keys sorted, the ignored paths left out. */

@@ -328,6 +328,10 @@ export const MIGRATIONS: readonly string[] = [
   // of the idle runs written together): an idle run's end waits in memory until this is
   // IDLE_WRITE_EVERY_MS old, however often the object is evicted meanwhile.
   `ALTER TABLE poller_state ADD COLUMN written_at INTEGER;`,
+  // 20: the deletions stream's own stall (a window of its own too big for one run), beside its
+  // checkpoint: it was never told apart, and would have been written into the main stream's.
+  `ALTER TABLE deletions_stream ADD COLUMN stall_from INTEGER;
+   ALTER TABLE deletions_stream ADD COLUMN stall_pages INTEGER;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

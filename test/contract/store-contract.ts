@@ -111,6 +111,23 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(stream.checkpoint()).toBe(5_000);
   },
 
+  'keeps the deletions stream its own stall, fenced, over once its checkpoint moves'(store) {
+    const stream = store.deletionsStream;
+    if (!stream) throw new Error('the store keeps no deletions stream');
+    expect(stream.stall()).toBeNull();
+    store.acquire(0, lease(1));
+    store.markRunning(1, 950_000);
+    expect(stream.keepStall(1, { from: 3_000, pages: 7 })).toBe(true);
+    expect(stream.stall()).toEqual({ from: 3_000, pages: 7 });
+    expect(store.read().stall).toBeNull(); // the main stream's is its own
+    expect(stream.commitWindow(1, 5_000, [], 0)).toBe(true);
+    expect(stream.stall()).toBeNull();
+    expect(stream.keepStall(1, { from: 5_000, pages: 2 })).toBe(true);
+    store.acquire(1, lease(2));
+    expect(stream.keepStall(1, null)).toBe(false);
+    expect(stream.stall()).toEqual({ from: 5_000, pages: 2 });
+  },
+
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {
     store.acquire(0, lease(1));
     store.markRunning(1, 950_000);

@@ -3,7 +3,7 @@ import { loadPoller } from '../../src/config/load.ts';
 import type { DeliverConfig } from '../../src/config/schema.ts';
 import { createDeliverer, type Sender } from '../../src/delivery/index.ts';
 import { type DeliverType, deliveryKinds, kindOf } from '../../src/delivery/kinds/index.ts';
-import { planDelivery } from '../../src/engine/deliver-page.ts';
+import { planDelivery } from '../../src/engine/delivery-plan.ts';
 import type { DeliveryItem, RunContext, Update } from '../../src/engine/ports.ts';
 import { type KindFake, kindFakes } from '../support/delivery-kinds.ts';
 

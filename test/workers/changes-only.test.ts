@@ -39,6 +39,41 @@ describe('deliver.changes_only', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('delivers a version that reverts the one before it on the same page: each is compared with the one sent before it', async () => {
+    const { name, run } = await poller({ changes_only: true, changes_ignore: ['updated_at'] });
+    upstream.add('r', Date.now() - 20 * MINUTE, { fields: { title: 'B' } });
+    await run();
+    // One page: r@v2 says C, r@v3 says B again. After v2 the receiver has C: v3 is a change.
+    upstream.add('r', Date.now(), { fields: { title: 'C' } });
+    upstream.add('r', Date.now() + 1, { fields: { title: 'B' } });
+    await run();
+
+    expect(receiver.deliveries.map((d) => JSON.parse(d.body).record.title)).toEqual([
+      'B',
+      'C',
+      'B',
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('delivers a newer version that reverts an older one retried in front of it', async () => {
+    const { name, run } = await poller({ changes_only: true, changes_ignore: ['updated_at'] });
+    upstream.add('t', Date.now() - 20 * MINUTE, { fields: { title: 'B' } });
+    await run();
+    upstream.add('t', Date.now(), { fields: { title: 'C' } });
+    receiver.fail('t', 503, 1);
+    await run(); // t@v2 (C) fails: stored, retried first by the next run
+    upstream.add('t', Date.now() + 1, { fields: { title: 'B' } });
+    await run();
+
+    expect(receiver.deliveries.map((d) => JSON.parse(d.body).record.title)).toEqual([
+      'B',
+      'C',
+      'B',
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('compares the whole record but the ignored paths: a new updated_at alone is a change without changes_ignore', async () => {
     const { name, run } = await poller({ changes_only: true });
     upstream.add('b', Date.now() - 20 * MINUTE, { fields: { title: 'same' } });

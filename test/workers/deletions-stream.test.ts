@@ -1,4 +1,6 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Poller } from '../../src/poller/durable-object.ts';
 import { api, createPoller, objectOf } from '../support/fleet.ts';
 import { FakeSaas } from './fake-saas.ts';
 import { type FakeReceiver, installFakes } from './fakes.ts';
@@ -128,6 +130,80 @@ describe('a deletions stream (source.deletions)', () => {
     );
     expect(replay.status).toBe(200);
     expect(seen().at(-1)).toEqual(['poison', 'delete', 'record.deleted']);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('with deliver.changes_only, delivers a record restored with the content it had before its delete', async () => {
+    saas.put('back', Date.now() - 5 * MINUTE, { title: 'same' });
+    const name = await withDeletions('deletions-restore', {
+      deliver: { changes_only: true, changes_ignore: ['updated_at'] },
+    });
+    await objectOf(name).runNow();
+    saas.remove('back', { at: Date.now(), logged: true });
+    await objectOf(name).runNow();
+    // Restored as it was: the receiver deleted it, so the upsert is a change.
+    saas.put('back', Date.now() + 1, { title: 'same' });
+    await objectOf(name).runNow();
+
+    expect(seen()).toEqual([
+      ['back', 'upsert', 'record.updated'],
+      ['back', 'delete', 'record.deleted'],
+      ['back', 'upsert', 'record.updated'],
+    ]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('with deliver.changes_only, keeps a record deleted and restored as it was between two runs', async () => {
+    saas.put('twice', Date.now() - 5 * MINUTE, { title: 'same' });
+    const name = await withDeletions('deletions-undo', {
+      deliver: { changes_only: true, changes_ignore: ['updated_at'] },
+    });
+    await objectOf(name).runNow();
+    // Deleted and restored before the next run: its main stream reads the restore (the same
+    // content: not sent), then its deletions pass the delete, which the restore overtook.
+    saas.remove('twice', { at: Date.now(), logged: true });
+    saas.put('twice', Date.now() + 1, { title: 'same' });
+    await objectOf(name).runNow();
+
+    expect(seen()).toEqual([['twice', 'upsert', 'record.updated']]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('reports a window of its own too big for one run, measured beside its own checkpoint and not in the main stream row', async () => {
+    saas.perPage = 2;
+    for (let i = 0; i < 40; i += 1) {
+      saas.deleted.push({ id: `gone${i}`, deletedAtMs: Date.now() - 5 * MINUTE + i });
+    }
+    const name = await withDeletions('deletions-stall', { max_subrequests: 12 });
+    const stalls = () =>
+      runInDurableObject(objectOf(name), (_instance: Poller, state) => ({
+        main: state.storage.sql.exec('SELECT stall_from, stall_pages FROM poller_state').one(),
+        deletions: state.storage.sql
+          .exec('SELECT stall_from, stall_pages FROM deletions_stream')
+          .one(),
+      }));
+
+    const first = await objectOf(name).runNow();
+    expect(first).toMatchObject({ outcome: 'ran', run: { outcome: 'continued' } });
+    const cut = await stalls();
+    expect(cut.main).toEqual({ stall_from: null, stall_pages: null });
+    expect(cut.deletions.stall_from).toBe(
+      Date.parse(saas.asked('/v1/deleted')[0]?.searchParams.get('date_from') ?? ''),
+    );
+
+    // Each continuation reads it again from its first page (the ledger skips what was
+    // delivered) and gets further, until one does not: then it says so, and stops.
+    await vi.waitUntil(
+      async () => {
+        const [last] = await objectOf(name).runs(1);
+        if (last?.outcome === 'failed') return true;
+        await runDurableObjectAlarm(objectOf(name));
+        return false;
+      },
+      { timeout: 4_000, interval: 10 },
+    );
+    const [last] = await objectOf(name).runs(1);
+    expect(last?.error).toContain('is too big for one run');
     await api('DELETE', `/pollers/${name}`);
   });
 

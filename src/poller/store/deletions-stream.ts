@@ -1,12 +1,12 @@
 // Owns the deletions_stream and deletions_ledger tables (source.deletions).
-import { type LedgerEntry, ledgerKey, type StreamStore } from '../../engine/ports.ts';
+import { type LedgerEntry, ledgerKey, type Stall, type StreamStore } from '../../engine/ports.ts';
 import type { StoreHost } from './host.ts';
 
 /**
- * Owns `deletions_stream` (one row: the deletions stream's checkpoint) and
- * `deletions_ledger` (its deliveries the next window can ask for again, R9): the main
- * stream's checkpoint and ledger, for the stream of deletes beside it (migration 15). Every
- * write is fenced by the poller's lease (R6) through `fenced`.
+ * Owns `deletions_stream` (one row: the deletions stream's checkpoint, and its stall,
+ * migration 20) and `deletions_ledger` (its deliveries the next window can ask for again,
+ * R9): the main stream's checkpoint, stall and ledger, for the stream of deletes beside it
+ * (migration 15). Every write is fenced by the poller's lease (R6) through `fenced`.
  */
 export class DeletionsStream implements StreamStore {
   constructor(
@@ -19,6 +19,33 @@ export class DeletionsStream implements StreamStore {
       .exec<{ checkpoint: number | null }>('SELECT checkpoint FROM deletions_stream WHERE id = 1')
       .toArray()[0];
     return row?.checkpoint ?? null;
+  }
+
+  stall(): Stall | null {
+    const row = this.host.sql
+      .exec<{ stall_from: number | null; stall_pages: number | null }>(
+        'SELECT stall_from, stall_pages FROM deletions_stream WHERE id = 1',
+      )
+      .toArray()[0];
+    if (row === undefined || row.stall_from === null || row.stall_pages === null) return null;
+    return { from: row.stall_from, pages: row.stall_pages };
+  }
+
+  keepStall(epoch: number, stall: Stall | null): boolean {
+    const before = this.stall();
+    // Most runs end with none, as before: no row written for that.
+    if (before?.from === stall?.from && before?.pages === stall?.pages) {
+      return this.fenced(epoch, () => {});
+    }
+    return this.fenced(epoch, () =>
+      this.host.write(
+        `INSERT INTO deletions_stream (id, stall_from, stall_pages) VALUES (1, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET stall_from = excluded.stall_from,
+           stall_pages = excluded.stall_pages`,
+        stall?.from ?? null,
+        stall?.pages ?? null,
+      ),
+    );
   }
 
   delivered(from: number): Set<string> {
@@ -41,7 +68,8 @@ export class DeletionsStream implements StreamStore {
     return this.fenced(epoch, () => {
       this.host.write(
         `INSERT INTO deletions_stream (id, checkpoint) VALUES (1, ?)
-         ON CONFLICT (id) DO UPDATE SET checkpoint = excluded.checkpoint`,
+         ON CONFLICT (id) DO UPDATE SET checkpoint = excluded.checkpoint,
+           stall_from = NULL, stall_pages = NULL`,
         checkpoint,
       );
       this.insert(remember);
