@@ -6,6 +6,7 @@ import { basicHeader, bearerHeader, staticAuthorizer } from './static-auth.ts';
 
 export type { AuthHeader, Authorizer, AuthView } from './authorizer.ts';
 export type { StoredTokens, TokenVault } from './oauth2.ts';
+export { OneAtATime } from './one-at-a-time.ts';
 
 /** What every kind of source.auth may need to build its authorizer. */
 export interface AuthTools {
@@ -16,9 +17,10 @@ export interface AuthTools {
   timeout: number;
   maxWait: number;
   secrets: readonly string[];
-  poller: string;
-  /** The `${NAME}` the oauth2 refresh token is written as, if it is one. */
-  refreshSecret: string | null;
+  /** source.url's origin: where the header goes (oauth2 binds its tokens to it, R18). */
+  origin: string;
+  /** What gives the poller a new oauth2 refresh token, for "reconnect needed". */
+  reconnect: string;
 }
 
 /** Each `source.auth.type`, as a builder: a new kind is a module and a line here. */
