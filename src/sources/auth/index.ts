@@ -6,7 +6,6 @@ import { basicHeader, bearerHeader, staticAuthorizer } from './static-auth.ts';
 
 export type { AuthHeader, Authorizer, AuthView } from './authorizer.ts';
 export type { StoredTokens, TokenVault } from './oauth2.ts';
-export { OneAtATime } from './one-at-a-time.ts';
 
 /** What every kind of source.auth may need to build its authorizer. */
 export interface AuthTools {
