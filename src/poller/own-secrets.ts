@@ -1,3 +1,4 @@
+import { envValues, isStatic } from '../catalog.ts';
 import {
   configuredKeys,
   countKeyRoles,
@@ -50,8 +51,19 @@ export class OwnSecrets {
     }
   }
 
-  /** Seals and stores one secret; refused (503) without a SECRETS_KEY. */
+  /**
+   * Seals and stores one secret; refused (503) without a SECRETS_KEY, and (409) when a static
+   * poller would never read it: the Worker's secret or var of that name comes first. Stored,
+   * it would answer "set" and change nothing (a reconnect that never takes).
+   */
   async put(poller: string, secret: string, value: string, now: number): Promise<PutSecretReply> {
+    if (isStatic(this.env, poller) && envValues(this.env)[secret] !== undefined) {
+      return {
+        outcome: 'refused',
+        status: 409,
+        error: `static poller "${poller}" reads the Worker's ${secret} first, so a secret of its own of that name would never be used: set the Worker secret instead (npx wrangler secret put ${secret})`,
+      };
+    }
     const keys = secretKeysFrom(this.env);
     if (!keys.ok) return { outcome: 'refused', status: 503, error: keys.error.message };
     const result = await new PollerSecrets(this.sql).put(keys.keys, poller, secret, value, now);

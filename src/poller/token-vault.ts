@@ -10,22 +10,25 @@ import type { OAuthTokens } from './store/oauth-tokens.ts';
 /** The name the tokens are sealed under (bound into the seal: they cannot pass for a secret). */
 const SEALED_AS = 'oauth_tokens';
 
-const NONE: StoredTokens = {
-  access: null,
-  expiresAt: null,
-  issuedAt: null,
-  refresh: null,
-  refreshFor: null,
-};
+const NONE: StoredTokens = { access: null, expiresAt: null, issuedAt: null, refresh: null };
+
+/** What is sealed: the tokens and the binding they were obtained for (R18). */
+interface Sealed {
+  access: string | null;
+  refresh: string | null;
+  bound?: string;
+}
 
 /**
  * The OAuth 2.0 tokens of a poller, in its object's storage (`oauth_tokens`), sealed under
  * SECRETS_KEY like its own secrets (AES-GCM, a key per poller): a static poller's rotated
- * refresh token lives here too, never in Worker secrets. Opened once per renewal or per
- * instance; a seal that cannot be opened (the key was changed) counts as no token.
+ * refresh token lives here too, never in Worker secrets. The binding the tokens were obtained
+ * for is sealed with them, so no plain column can lend them to another config; tokens sealed
+ * for another binding (or before bindings were sealed) count as none, as does a seal that
+ * cannot be opened (the key was changed). Opened once per renewal or per instance.
  */
 export class SqliteTokenVault implements TokenVault {
-  private opened: { sealed: string; tokens: StoredTokens } | null = null;
+  private opened: { sealed: string; tokens: StoredTokens; bound: string | null } | null = null;
 
   constructor(
     private readonly table: OAuthTokens,
@@ -33,45 +36,39 @@ export class SqliteTokenVault implements TokenVault {
     private readonly poller: string,
   ) {}
 
-  async load(): Promise<StoredTokens> {
+  async load(binding: string): Promise<StoredTokens> {
     const row = this.table.row();
     if (row === null || row.sealed === null) return NONE;
-    if (this.opened?.sealed === row.sealed) return this.opened.tokens;
-    try {
-      const sealed = JSON.parse(row.sealed) as SealedSecret;
-      const text = await decryptSecret(this.keys, this.poller, SEALED_AS, sealed);
-      const { access, refresh } = JSON.parse(text) as {
-        access: string | null;
-        refresh: string | null;
-      };
-      const tokens = {
-        access,
-        refresh,
-        expiresAt: row.expires_at,
-        issuedAt: row.issued_at,
-        refreshFor: row.refresh_for,
-      };
-      this.opened = { sealed: row.sealed, tokens };
-      return tokens;
-    } catch {
-      return NONE;
+    if (this.opened?.sealed !== row.sealed) {
+      try {
+        const sealed = JSON.parse(row.sealed) as SealedSecret;
+        const text = await decryptSecret(this.keys, this.poller, SEALED_AS, sealed);
+        const { access, refresh, bound } = JSON.parse(text) as Sealed;
+        const tokens = { access, refresh, expiresAt: row.expires_at, issuedAt: row.issued_at };
+        this.opened = { sealed: row.sealed, tokens, bound: bound ?? null };
+      } catch {
+        return NONE;
+      }
     }
+    return this.opened.bound === binding ? this.opened.tokens : NONE;
   }
 
-  async save(tokens: StoredTokens, at: number): Promise<void> {
-    const value = JSON.stringify({ access: tokens.access, refresh: tokens.refresh });
-    const sealed = JSON.stringify(await encryptSecret(this.keys, this.poller, SEALED_AS, value));
+  async save(tokens: StoredTokens, binding: string, at: number): Promise<void> {
+    const value: Sealed = { access: tokens.access, refresh: tokens.refresh, bound: binding };
+    const sealed = JSON.stringify(
+      await encryptSecret(this.keys, this.poller, SEALED_AS, JSON.stringify(value)),
+    );
     // A synchronous write: durable before anything this object sends next (its output gate).
     this.table.saveRenewal(
       {
         sealed,
         expiresAt: tokens.expiresAt,
         issuedAt: tokens.issuedAt ?? at,
-        refreshFor: tokens.refreshFor,
+        boundTo: binding,
       },
       at,
     );
-    this.opened = { sealed, tokens };
+    this.opened = { sealed, tokens, bound: binding };
   }
 
   failed(error: string, at: number, reconnectFor: string | null): void {
@@ -80,5 +77,9 @@ export class SqliteTokenVault implements TokenVault {
 
   refusedFor(): string | null {
     return this.table.row()?.refused_for ?? null;
+  }
+
+  oneAtATime<T>(renewal: () => Promise<T>): Promise<T> {
+    return this.table.renewing.run(renewal);
   }
 }

@@ -18,6 +18,7 @@ import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
 import type { OwnSecrets } from './own-secrets.ts';
+import { reconnectStep, refreshSecretOf } from './refresh-secret.ts';
 import type { SqliteStore } from './store/index.ts';
 import { SqliteTokenVault } from './token-vault.ts';
 
@@ -101,8 +102,11 @@ export function wirePoller(
       timeout: config.source.timeout,
       maxWait: config.max_rate_limit_wait,
       secrets,
-      poller: name,
-      refreshSecret: secretNameAt(entry.raw, ['source', 'auth', 'refresh_token']),
+      origin: new URL(config.source.url).origin,
+      reconnect: reconnectStep(
+        name,
+        refreshSecretOf(entry.raw, declared === undefined ? null : env),
+      ),
     });
     if (typeof built === 'string') return { ok: false, errors: [`poller "${name}": ${built}`] };
     auth = built;
@@ -157,16 +161,6 @@ function tokenVaultOf(store: PollerStore, env: Env, poller: string): TokenVault 
   const keys = secretKeysFrom(env);
   if (table === undefined || !keys.ok) return null;
   return new SqliteTokenVault(table, keys.keys, poller);
-}
-
-/** The `${NAME}` a raw config value at `path` is written as, if it is exactly one. */
-function secretNameAt(raw: unknown, path: string[]): string | null {
-  let value: unknown = raw;
-  for (const key of path) {
-    value = value !== null && typeof value === 'object' ? Reflect.get(value, key) : undefined;
-  }
-  const match = typeof value === 'string' ? /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value) : null;
-  return match?.[1] ?? null;
 }
 
 function isFetcher(value: unknown): value is { fetch: (request: Request) => Promise<Response> } {

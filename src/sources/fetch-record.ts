@@ -3,13 +3,14 @@ import type { SourceConfig } from '../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../deadline.ts';
 import type { FetchById } from '../engine/reconcile-ports.ts';
 import type { Authorizer } from './auth/authorizer.ts';
+import { sendAuthorized } from './auth/send.ts';
 import type { HttpFetch } from './http-source.ts';
 import { readBody } from './read-body.ts';
 
 /**
  * `reconcile.fetch`: one record by id, GET the URL with `{id}` in it (percent-encoded), with
- * the source's headers (the schema keeps the URL on source.url's origin; a redirect is not
- * followed). A 404 or 410 says it is gone since the listing: null, nothing to upsert.
+ * the source's headers and source.auth (the schema keeps the URL on source.url's origin; a
+ * redirect is not followed). A 404 or 410 says it is gone since the listing: null, nothing to upsert.
  */
 export function fetchRecordById(
   template: string,
@@ -20,17 +21,23 @@ export function fetchRecordById(
 ): FetchById {
   const base = { accept: 'application/json', ...source.headers };
   return async (id) => {
-    const credential = auth ? await auth.header() : null;
-    if (credential !== null && !credential.ok) return { ok: false, error: credential.error };
-    const headers = credential === null ? base : { ...base, authorization: credential.value };
     const url = template.replace('{id}', encodeURIComponent(id));
     const shown = `GET ${redact(url, secrets)}`;
     const deadline = startDeadline(source.timeout);
-    try {
-      const response = await Promise.race([
+    const send = (authorization: string | null) => {
+      const headers = authorization === null ? base : { ...base, authorization };
+      return Promise.race([
         fetcher(new Request(url, { headers, redirect: 'manual', signal: deadline.signal })),
         deadline.expired,
       ]);
+    };
+    try {
+      // The stream's own way: a 401 to an oauth2 token renews it once and asks again.
+      const sent = await sendAuthorized(auth, send, (answer) =>
+        answer === TIMED_OUT ? null : answer,
+      );
+      if (!sent.ok) return { ok: false, error: sent.error };
+      const response = sent.sent;
       if (response === TIMED_OUT) return { ok: false, error: `${shown}: timed out` };
       if (response.status === 404 || response.status === 410) {
         await response.body?.cancel().catch(() => undefined);

@@ -5,6 +5,7 @@ import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/clas
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
 import type { Authorizer } from './auth/authorizer.ts';
+import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
 import { nextPage, pageUrl, windowUrl } from './paging/index.ts';
 import { readRateLimit } from './rate-limit.ts';
@@ -180,22 +181,31 @@ export class HttpSource implements Source {
   }
 
   /**
-   * Sends the request, following redirects by hand: the configured headers (credentials)
-   * go to source.url's origin only, so a redirect elsewhere is refused, never followed.
+   * Sends the request with source.auth's header (renewed once after a 401: sendAuthorized),
+   * following redirects by hand: the configured headers (credentials) go to source.url's
+   * origin only, so a redirect elsewhere is refused, never followed.
    */
   private async follow(start: URL, shown: () => string, deadline: Deadline): Promise<Fetched> {
-    const auth = this.options.auth;
-    let credential = auth ? await auth.header() : null;
-    let renewed = false;
+    const sent = await sendAuthorized(
+      this.options.auth,
+      (authorization) => this.followFrom(start, shown, deadline, authorization),
+      (fetched) => (fetched.ok ? fetched.response : null),
+    );
+    if (sent.ok) return sent.sent;
+    const { kind, error, retryAfter } = sent;
+    const page = { ok: false as const, kind, error: `${shown()}: ${this.redact(error)}` };
+    return { ok: false, page: retryAfter === undefined ? page : { ...page, retryAfter } };
+  }
+
+  private async followFrom(
+    start: URL,
+    shown: () => string,
+    deadline: Deadline,
+    authorization: string | null,
+  ): Promise<Fetched> {
+    const headers = authorization === null ? this.headers : { ...this.headers, authorization };
     let url = start;
     for (let hop = 0; ; hop += 1) {
-      if (credential !== null && !credential.ok) {
-        const { kind, error, retryAfter } = credential;
-        const page = { ok: false as const, kind, error: `${shown()}: ${this.redact(error)}` };
-        return { ok: false, page: retryAfter === undefined ? page : { ...page, retryAfter } };
-      }
-      const headers =
-        credential === null ? this.headers : { ...this.headers, authorization: credential.value };
       let response: Response;
       try {
         const sent = this.fetcher(
@@ -215,18 +225,6 @@ export class HttpSource implements Source {
           ok: false,
           page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },
         };
-      }
-      // A 401 with a token that can be renewed (source.auth, oauth2): renewed once, and the
-      // same request sent again; a second 401 stands.
-      if (response.status === 401 && auth && credential?.ok && !renewed) {
-        const again = await auth.renewAfter401(credential.value);
-        if (again !== null) {
-          await response.body?.cancel().catch(() => undefined);
-          credential = again;
-          renewed = true;
-          hop -= 1;
-          continue;
-        }
       }
       if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
       await response.body?.cancel().catch(() => undefined);

@@ -9,6 +9,7 @@ import {
   type StoredTokens,
   type TokenVault,
 } from '../../src/sources/auth/oauth2.ts';
+import { OneAtATime } from '../../src/sources/auth/one-at-a-time.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 
 const HOUR = 3_600_000;
@@ -17,21 +18,23 @@ const START = Date.parse('2026-11-01T00:00:00Z');
 
 /** A vault in memory: what the poller's storage keeps, with how many saves. */
 class MemoryVault implements TokenVault {
-  tokens: StoredTokens = {
-    access: null,
-    expiresAt: null,
-    issuedAt: null,
-    refresh: null,
-    refreshFor: null,
-  };
+  tokens: StoredTokens = { access: null, expiresAt: null, issuedAt: null, refresh: null };
+  bound: string | null = null;
   refused: string | null = null;
   saves = 0;
-  async load() {
-    return { ...this.tokens };
+  private readonly renewals = new OneAtATime();
+  async load(binding: string) {
+    return binding === this.bound
+      ? { ...this.tokens }
+      : { access: null, expiresAt: null, issuedAt: null, refresh: null };
   }
-  async save(tokens: StoredTokens) {
+  async save(tokens: StoredTokens, binding: string) {
     this.tokens = { ...tokens };
+    this.bound = binding;
     this.saves += 1;
+  }
+  oneAtATime<T>(renewal: () => Promise<T>) {
+    return this.renewals.run(renewal);
   }
   failed(_error: string, _at: number, reconnectFor: string | null) {
     if (reconnectFor !== null) this.refused = reconnectFor;
@@ -164,8 +167,8 @@ function authorizer(w: ReturnType<typeof world>, vault: TokenVault) {
     secrets: [],
     now: () => w.clock.now,
     maxWait: HOUR,
-    poller: 'crm',
-    refreshSecret: 'CRM_REFRESH_TOKEN',
+    origin: 'https://api.test',
+    reconnect: 'give poller "crm" a new refresh token',
   });
 }
 
@@ -260,9 +263,9 @@ describe('an OAuth 2.0 source over hours of simulated time', () => {
     const order: string[] = [];
     const vault = new MemoryVault();
     const save = vault.save.bind(vault);
-    vault.save = async (tokens) => {
+    vault.save = async (tokens, binding) => {
       order.push(`saved ${tokens.refresh}`);
-      await save(tokens);
+      await save(tokens, binding);
     };
     const auth = authorizer(w, vault);
     const header = await auth.header();

@@ -171,6 +171,28 @@ export const TEST_POLLERS = {
     source: seedSource,
     deliver: webhook,
   },
+  /**
+   * A static poller on OAuth 2.0 (test/workers/oauth-reconnect.test.ts) against the fake
+   * provider on login.test; its client secret and refresh token are its own secrets (or, in a
+   * test that builds the object with another env, Worker secrets).
+   */
+  crm_oauth: {
+    cron: '*/10 * * * *',
+    source: {
+      url: 'https://upstream.test/v1/sessions',
+      from_param: 'date_from',
+      items: 'sessions',
+      next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+      auth: {
+        type: 'oauth2',
+        token_url: 'https://login.test/token',
+        client_id: 'crm-client',
+        client_secret: '${CRM_CLIENT_SECRET}',
+        refresh_token: '${CRM_REFRESH_TOKEN}',
+      },
+    },
+    deliver: webhook,
+  },
   demo_sessions: {
     cron: '* * * * *',
     lag_allowance: '5s',

@@ -1,3 +1,4 @@
+import { vi } from 'vitest';
 import type { FakeHost } from './fakes.ts';
 
 /**
@@ -8,7 +9,7 @@ import type { FakeHost } from './fakes.ts';
  */
 export class FakeOAuthProvider implements FakeHost {
   accessMs = 3_000;
-  readonly clientId = 'crm-client';
+  clientId = 'crm-client';
   readonly clientSecret = 'crm-client-secret-4e1f';
   /** The refresh tokens that work now (one, unless the test adds more). */
   readonly valid = new Set<string>();
@@ -16,6 +17,8 @@ export class FakeOAuthProvider implements FakeHost {
   private readonly access = new Map<string, number>();
   /** Refresh tokens presented that had been retired (must stay empty). */
   readonly retiredPresented: string[] = [];
+  /** Every refresh token presented, in order. */
+  readonly presented: string[] = [];
   renewals = 0;
   private issued = 0;
   private readonly scripted: (() => Response)[] = [];
@@ -24,6 +27,24 @@ export class FakeOAuthProvider implements FakeHost {
 
   constructor(readonly firstRefreshToken = 'refresh-0-initial') {
     this.valid.add(firstRefreshToken);
+  }
+
+  private readonly holds: { at: number; hold: { arrived: boolean; released: boolean } }[] = [];
+  private received = 0;
+
+  /**
+   * Holds the n-th token request from now open, before it is read, until `release()` (flags
+   * only: a promise settled by the Durable Object would resume the test inside its I/O context).
+   */
+  holdNth(n: number) {
+    const hold = { arrived: false, released: false };
+    this.holds.push({ at: this.received + n, hold });
+    return {
+      arrived: () => vi.waitUntil(() => hold.arrived, { timeout: 2_000, interval: 1 }),
+      release: () => {
+        hold.released = true;
+      },
+    };
   }
 
   /** The next token request gets this answer. */
@@ -50,6 +71,12 @@ export class FakeOAuthProvider implements FakeHost {
   }
 
   async handle(request: Request): Promise<Response> {
+    this.received += 1;
+    const held = this.holds.find((entry) => entry.at === this.received)?.hold;
+    if (held) {
+      held.arrived = true;
+      while (!held.released) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
     const scripted = this.scripted.shift();
     if (scripted) return scripted();
     const form = new URLSearchParams(await request.text());
@@ -63,6 +90,7 @@ export class FakeOAuthProvider implements FakeHost {
     let refresh: string | undefined;
     if (form.get('grant_type') === 'refresh_token') {
       const presented = form.get('refresh_token') ?? '';
+      this.presented.push(presented);
       if (this.retired.has(presented)) this.retiredPresented.push(presented);
       if (!this.valid.has(presented)) {
         return Response.json(

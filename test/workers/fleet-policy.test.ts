@@ -299,11 +299,15 @@ describe('a replace that moves a request to another origin', () => {
 });
 
 describe('a static poller', () => {
-  it('sends the Worker’s secret even when it has its own secret of the same name', async () => {
+  it('refuses its own secret of a name the Worker sets (it would never be read), and sends the Worker’s', async () => {
     // A fresh object runs the static poller "seed" (its ${UPSTREAM_TOKEN}) with its own storage.
     const seed = newPoller('seed');
     const set = await seed.stub().putSecret('UPSTREAM_TOKEN', 'own-would-shadow-1234');
-    expect(set).toMatchObject({ outcome: 'set' });
+    expect(set).toMatchObject({ outcome: 'refused', status: 409 });
+    expect(set.outcome === 'refused' ? set.error : '').toContain(
+      "reads the Worker's UPSTREAM_TOKEN first",
+    );
+    expect(await seed.stub().listSecrets()).toEqual([]);
     await seed.setCheckpoint(Date.now() - 60_000);
     upstream.add('s1', Date.now() - 30_000);
 

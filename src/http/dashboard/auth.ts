@@ -1,29 +1,11 @@
 import { html } from 'hono/html';
 import { reconnectAlert } from '../../poller/auth-view.ts';
+import type { RefreshSecret } from '../../poller/refresh-secret.ts';
 import type { PollerStatus } from '../../poller/status.ts';
 import type { AuthView } from '../../sources/auth/index.ts';
 import { plural, relative, when } from './format.ts';
 
-/**
- * Where a poller's `source.auth.refresh_token` comes from, read from its config as written
- * (a name, never a value): the `${NAME}` it names, and whether that is the poller's own
- * secret (PUT /pollers/:name/secrets/NAME) or a Worker secret or var (a static poller's, which
- * wins over its own secret of that name). Null when the config names no `${NAME}` there.
- */
-export interface RefreshSecret {
-  name: string;
-  where: 'poller' | 'worker';
-}
-
-/** The `${NAME}` that a config as written gives `source.auth.refresh_token`, if any. */
-export function refreshSecretName(raw: unknown): string | null {
-  let value: unknown = raw;
-  for (const key of ['source', 'auth', 'refresh_token']) {
-    value = value !== null && typeof value === 'object' ? Reflect.get(value, key) : undefined;
-  }
-  const match = typeof value === 'string' ? /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value) : null;
-  return match?.[1] ?? null;
-}
+export type { RefreshSecret } from '../../poller/refresh-secret.ts';
 
 /** Each type of source.auth, in words. */
 const TYPES: Record<AuthView['type'], string> = {

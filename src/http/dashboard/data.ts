@@ -1,11 +1,10 @@
 import { findPoller, readSettings, staticConfig, staticPollers } from '../../catalog.ts';
 import type { PollerEntry } from '../../config/load.ts';
-import { envValues } from '../../env-values.ts';
 import { syncStatic } from '../../fleet/lifecycle.ts';
+import { refreshSecretOf } from '../../poller/refresh-secret.ts';
 import { runView } from '../../poller/status.ts';
 import { type ListQuery, type RegistryEntry, registryOf } from '../../registry/registry.ts';
 import { pollerObject } from '../known-poller.ts';
-import { type RefreshSecret, refreshSecretName } from './auth.ts';
 import { type ConfigAsWritten, configTemplate } from './config-view.ts';
 import type { DeadLetterPage } from './dead-letter-list.ts';
 import type { PollerFacts } from './explain.ts';
@@ -82,18 +81,6 @@ export async function overviewData(env: Env, query: ListQuery): Promise<Overview
   return { errors: loaded.errors, rows, nextCursor: page.nextCursor, counts, limit: query.limit };
 }
 
-/**
- * Where a static poller's refresh token comes from: a Worker secret or var of that name wins
- * over the poller's own secret (as the poller reads them, poller/wiring.ts). Only whether one
- * is set is read, never its value.
- */
-function staticRefreshSecret(env: Env, raw: unknown): RefreshSecret | null {
-  const name = refreshSecretName(raw);
-  if (name === null) return null;
-  const value = envValues(env)[name];
-  return { name, where: typeof value === 'string' && value !== '' ? 'worker' : 'poller' };
-}
-
 /** A static poller's page, or null when `name` is not in POLLERS. */
 function staticSource(env: Env, name: string) {
   const entry = staticPollers(env).pollers.find((candidate) => candidate.name === name);
@@ -104,7 +91,7 @@ function staticSource(env: Env, name: string) {
     facts: factsOf(entry, 'static'),
     config,
     labels: entry.ok ? entry.config.labels : {},
-    refreshSecret: staticRefreshSecret(env, staticConfig(env, name)),
+    refreshSecret: refreshSecretOf(staticConfig(env, name), env),
   };
 }
 
@@ -117,9 +104,7 @@ async function runtimeSource(env: Env, name: string) {
   // Read as the consumer reads it (catalog.readSettings): a secret not set yet is the
   // poller's status's to report, not a reason to hide its schedule.
   const facts = factsOf(readSettings(env, entry), 'runtime');
-  const secret = refreshSecretName(entry.raw);
-  const refreshSecret: RefreshSecret | null =
-    secret === null ? null : { name: secret, where: 'poller' };
+  const refreshSecret = refreshSecretOf(entry.raw, null);
   return { facts, config, labels: labelsOf(entry.raw), refreshSecret };
 }
 

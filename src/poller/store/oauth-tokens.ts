@@ -1,4 +1,5 @@
 // Owns the oauth_tokens table (source.auth = oauth2).
+import { OneAtATime } from '../../sources/auth/one-at-a-time.ts';
 import type { StoreHost } from './host.ts';
 
 /** The row of `oauth_tokens`: the sealed tokens, and what status shows (never a token). */
@@ -7,12 +8,14 @@ export interface OAuthRow {
   sealed: string | null;
   expires_at: number | null;
   issued_at: number | null;
+  /** The binding (a fingerprint) the tokens were obtained for; the seal holds it too. */
   refresh_for: string | null;
   last_renewal_at: number | null;
   /** JSON array of the renewals' times in the last 24 hours. */
   renewals: string;
   last_error: string | null;
   last_error_at: number | null;
+  /** The binding whose refresh token the provider refused (a fingerprint), if it did. */
   refused_for: string | null;
 }
 
@@ -22,9 +25,14 @@ const DAY_MS = 24 * 3_600_000;
  * Owns `oauth_tokens` (migration 17): one row, for a poller whose source authenticates with
  * OAuth 2.0. The tokens are sealed by poller/token-vault.ts before they get here; the rest is
  * what status shows of them: when the access token expires, the renewals of the last 24 h,
- * the last error, and the refresh token the provider refused (its fingerprint), if any.
+ * the last error, and the refresh token the provider refused (its binding's fingerprint), if
+ * any. Its renewals go one at a time (`renewing`): it lives as long as the object's store, not
+ * a wiring, so a renewal left going by one wiring is waited for by the next (R17).
  */
 export class OAuthTokens {
+  /** The poller's renewals, one at a time, whichever wiring asks. */
+  readonly renewing = new OneAtATime();
+
   constructor(private readonly host: StoreHost) {}
 
   row(): OAuthRow | null {
@@ -43,7 +51,7 @@ export class OAuthTokens {
       sealed: string;
       expiresAt: number | null;
       issuedAt: number;
-      refreshFor: string | null;
+      boundTo: string;
     },
     at: number,
   ): void {
@@ -58,19 +66,23 @@ export class OAuthTokens {
       tokens.sealed,
       tokens.expiresAt,
       tokens.issuedAt,
-      tokens.refreshFor,
+      tokens.boundTo,
       at,
       renewals,
     );
   }
 
-  /** A renewal failed; with `refusedFor`, the provider refused that refresh token for good. */
+  /**
+   * A renewal failed; with `refusedFor`, the provider refused that binding's refresh token for
+   * good. Without, a refusal kept from before is over: no renewal is tried for a refused
+   * binding, so this one was tried for another (a reconnect, or a config moved elsewhere).
+   */
   saveFailure(error: string, at: number, refusedFor: string | null): void {
     this.host.write(
       `INSERT INTO oauth_tokens (id, last_error, last_error_at, refused_for) VALUES (1, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET last_error = excluded.last_error,
          last_error_at = excluded.last_error_at,
-         refused_for = COALESCE(excluded.refused_for, oauth_tokens.refused_for)`,
+         refused_for = excluded.refused_for`,
       error,
       at,
       refusedFor,

@@ -16,9 +16,10 @@ export interface AuthTools {
   timeout: number;
   maxWait: number;
   secrets: readonly string[];
-  poller: string;
-  /** The `${NAME}` the oauth2 refresh token is written as, if it is one. */
-  refreshSecret: string | null;
+  /** source.url's origin: where the header goes (oauth2 binds its tokens to it, R18). */
+  origin: string;
+  /** What gives the poller a new oauth2 refresh token, for "reconnect needed". */
+  reconnect: string;
 }
 
 /** Each `source.auth.type`, as a builder: a new kind is a module and a line here. */

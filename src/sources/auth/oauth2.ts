@@ -13,19 +13,28 @@ export interface StoredTokens {
   issuedAt: number | null;
   /** The refresh token the provider rotated to, if it did. */
   refresh: string | null;
-  /** The fingerprint of the configured refresh token `refresh` descends from. */
-  refreshFor: string | null;
 }
 
-/** Where the tokens live: the poller's storage, sealed under SECRETS_KEY (poller/token-vault.ts). */
+/**
+ * Where the tokens live: the poller's storage, sealed under SECRETS_KEY (poller/token-vault.ts).
+ * Tokens are kept with the binding they were obtained for (see `bindingOf`), and loaded for
+ * one binding only: those of another are no tokens at all (R18).
+ */
 export interface TokenVault {
-  load(): Promise<StoredTokens>;
-  /** Keeps a renewal's tokens; resolves only once they are durable (R17). */
-  save(tokens: StoredTokens, at: number): Promise<void>;
-  /** Keeps a renewal's failure; `reconnectFor`: the provider refused this refresh token for good. */
+  /** The tokens obtained for `binding`; none when the stored ones were obtained for another. */
+  load(binding: string): Promise<StoredTokens>;
+  /** Keeps a renewal's tokens, obtained for `binding`; resolves only once they are durable (R17). */
+  save(tokens: StoredTokens, binding: string, at: number): Promise<void>;
+  /** Keeps a renewal's failure; `reconnectFor`: the binding whose refresh token the provider refused for good. */
   failed(error: string, at: number, reconnectFor: string | null): void;
-  /** The fingerprint of the configured refresh token the provider refused, if it did. */
+  /** The binding whose refresh token the provider refused, if it did. */
   refusedFor(): string | null;
+  /**
+   * Runs a renewal once every other renewal of the poller has settled: one lock per poller
+   * object, not per wiring, so a renewal still going when the wiring is built again (a
+   * look-ahead page of an ended run, a changed secret) never overlaps the next one (R17).
+   */
+  oneAtATime<T>(renewal: () => Promise<T>): Promise<T>;
 }
 
 /** No token is used this close to its expiry (at most a fifth of its life). */
@@ -36,15 +45,16 @@ const EXPIRY_MARGIN_MS = 60_000;
  * renewed when a request needs it, from the refresh token (grant = "refresh_token") or as the
  * client (grant = "client_credentials"). A refresh token the provider rotates is stored,
  * sealed, before the access token that came with it is used (R17), so no crash leaves the
- * poller with only a retired one. One renewal at a time per object (requests of a run share
- * it); runs themselves never overlap (the lease). A provider that refuses the refresh token
- * (invalid_grant) puts the poller in "reconnect needed" until its refresh token changes.
+ * poller with only a retired one. One renewal at a time per object (the vault's lock): a
+ * request that needed a token meanwhile takes the one it brought. Tokens are bound to the
+ * token endpoint, source origin, client id and configured refresh token they were obtained
+ * for (R18): a config that changes any of them starts without them. A provider that refuses
+ * the refresh token (invalid_grant) puts the poller in "reconnect needed" until that changes.
  */
 export class OAuth2Authorizer implements Authorizer {
   private cached: { value: string; usableUntil: number } | null = null;
-  private renewing: Promise<AuthHeader> | null = null;
   private readonly tokens = new Set<string>();
-  private configured: Promise<string | null> | null = null;
+  private bound: Promise<string> | null = null;
 
   constructor(
     private readonly config: OAuth2Config,
@@ -55,9 +65,10 @@ export class OAuth2Authorizer implements Authorizer {
       secrets: readonly string[];
       now: () => number;
       maxWait: number;
-      poller: string;
-      /** The `${NAME}` the refresh token comes from, for the reconnect hint. */
-      refreshSecret: string | null;
+      /** source.url's origin: where the access token goes, so what it is bound to. */
+      origin: string;
+      /** What gives the poller a new refresh token, for "reconnect needed". */
+      reconnect: string;
     },
   ) {}
 
@@ -68,11 +79,11 @@ export class OAuth2Authorizer implements Authorizer {
     if (this.cached !== null && this.cached.usableUntil > now) {
       return { ok: true, value: this.cached.value };
     }
-    const stored = await this.vault.load();
+    const stored = await this.vault.load(await this.binding());
     if (stored.access !== null && usableUntil(stored) > now) {
       return this.use(stored.access, usableUntil(stored));
     }
-    return this.renew();
+    return this.renew(null);
   }
 
   async renewAfter401(used: string): Promise<AuthHeader | null> {
@@ -80,32 +91,40 @@ export class OAuth2Authorizer implements Authorizer {
     if (this.cached !== null && this.cached.value !== used)
       return { ok: true, value: this.cached.value };
     this.cached = null;
-    return this.renew();
+    return this.renew(used);
   }
 
   learned(): readonly string[] {
     return [...this.tokens];
   }
 
-  /** One renewal at a time: requests that need a token meanwhile wait for it. */
-  private renew(): Promise<AuthHeader> {
-    this.renewing ??= this.renewNow().finally(() => {
-      this.renewing = null;
+  /**
+   * One renewal at a time per object: a request that needed a token while another renewal
+   * went on takes the token that renewal brought, unless it is the one the upstream
+   * `rejected` (401), and renews only if there is none.
+   */
+  private renew(rejected: string | null): Promise<AuthHeader> {
+    return this.vault.oneAtATime(async () => {
+      const refused = await this.refused();
+      if (refused) return refused;
+      const binding = await this.binding();
+      const stored = await this.vault.load(binding);
+      const until = usableUntil(stored);
+      if (stored.access !== null && until > this.options.now()) {
+        if (`Bearer ${stored.access}` !== rejected) return this.use(stored.access, until);
+      }
+      return this.renewNow(binding, stored);
     });
-    return this.renewing;
   }
 
-  private async renewNow(): Promise<AuthHeader> {
+  private async renewNow(binding: string, stored: StoredTokens): Promise<AuthHeader> {
     const { config, options } = this;
-    const fingerprint = await this.fingerprint();
-    const stored = await this.vault.load();
-    // The provider's rotated token, unless an operator gave a new one since (a reconnect).
+    // The provider's rotated token: the stored tokens descend from the configured one (their
+    // binding has its fingerprint), so a new configured token (a reconnect) starts anew.
     const refresh =
       config.grant === 'client_credentials'
         ? null
-        : stored.refresh !== null && stored.refreshFor === fingerprint
-          ? stored.refresh
-          : (config.refresh_token ?? null);
+        : (stored.refresh ?? config.refresh_token ?? null);
     if (refresh !== null) this.tokens.add(refresh);
     const answer = await requestToken(config, refresh, this.fetcher, {
       timeout: options.timeout,
@@ -116,7 +135,7 @@ export class OAuth2Authorizer implements Authorizer {
     const now = options.now();
     if (!answer.ok) {
       const { kind } = answer;
-      this.vault.failed(answer.error, now, kind === 'reconnect' ? fingerprint : null);
+      this.vault.failed(answer.error, now, kind === 'reconnect' ? binding : null);
       if (kind === 'reconnect') return this.reconnectNeeded(answer.error);
       return {
         ok: false,
@@ -132,11 +151,10 @@ export class OAuth2Authorizer implements Authorizer {
       expiresAt: answer.expiresInMs === null ? null : now + answer.expiresInMs,
       issuedAt: now,
       refresh: answer.refreshToken ?? refresh,
-      refreshFor: fingerprint,
     };
     // Durable before the access token is used: a provider that rotated the refresh token has
     // retired the one we sent (R17).
-    await this.vault.save(tokens, now);
+    await this.vault.save(tokens, binding, now);
     return this.use(answer.accessToken, usableUntil(tokens));
   }
 
@@ -147,28 +165,36 @@ export class OAuth2Authorizer implements Authorizer {
     return { ok: true, value };
   }
 
-  /** "Reconnect needed", while the configured refresh token is the one the provider refused. */
+  /** "Reconnect needed", while the config's binding is the one whose refresh token was refused. */
   private async refused(): Promise<AuthHeader | null> {
     const refusedFor = this.vault.refusedFor();
-    if (refusedFor === null || refusedFor !== (await this.fingerprint())) return null;
+    if (refusedFor === null || refusedFor !== (await this.binding())) return null;
     return this.reconnectNeeded('the provider refused the refresh token (invalid_grant)');
   }
 
   private reconnectNeeded(why: string): AuthHeader {
-    const { poller, refreshSecret } = this.options;
-    const secret = refreshSecret ?? '<NAME>';
     return {
       ok: false,
       kind: 'misconfigured',
-      error: `source.auth: reconnect needed: ${why}; give poller "${poller}" a new refresh token (PUT /pollers/${poller}/secrets/${secret}, or the Worker secret ${secret} for a static poller)`,
+      error: `source.auth: reconnect needed: ${why}; ${this.options.reconnect}`,
     };
   }
 
-  /** A fingerprint of the configured refresh token (never the token): which one is in use. */
-  private fingerprint(): Promise<string | null> {
-    this.configured ??= fingerprintOf(this.config.refresh_token ?? null);
-    return this.configured;
+  private binding(): Promise<string> {
+    this.bound ??= bindingOf(this.config, this.options.origin);
+    return this.bound;
   }
+}
+
+/**
+ * A fingerprint of what tokens are obtained for: the token endpoint, the origin the access
+ * token goes to, the client, and the configured refresh token (its own fingerprint: never
+ * the token). Stored with the tokens, never a secret.
+ */
+export async function bindingOf(config: OAuth2Config, origin: string): Promise<string> {
+  const token = config.refresh_token;
+  const refresh = token === undefined ? null : await fingerprintOf(token);
+  return fingerprintOf(JSON.stringify([config.token_url, origin, config.client_id, refresh]));
 }
 
 /** Until when a stored access token is used: its expiry less a margin (a fifth of its life at most). */
@@ -179,9 +205,9 @@ function usableUntil(tokens: StoredTokens): number {
   return tokens.expiresAt - Math.min(EXPIRY_MARGIN_MS, life / 5);
 }
 
-async function fingerprintOf(token: string | null): Promise<string | null> {
-  if (token === null) return null;
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
+/** A truncated SHA-256 of `text`: tells values apart without holding them. */
+async function fingerprintOf(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return [...new Uint8Array(digest).slice(0, 12)]
     .map((b) => b.toString(16).padStart(2, '0'))
     .join('');
