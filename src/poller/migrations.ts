@@ -328,6 +328,10 @@ export const MIGRATIONS: readonly string[] = [
   // of the idle runs written together): an idle run's end waits in memory until this is
   // IDLE_WRITE_EVERY_MS old, however often the object is evicted meanwhile.
   `ALTER TABLE poller_state ADD COLUMN written_at INTEGER;`,
+  // 20: a reconciliation's delete waiting for the next listing to confirm it (R16: a listing
+  // paged by offset skips a record when one before it goes away). Deletes pending from before
+  // stay as they were.
+  `ALTER TABLE reconcile_pending ADD COLUMN awaiting INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */
