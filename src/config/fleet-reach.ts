@@ -11,6 +11,15 @@ import type { PollerConfig } from './schema.ts';
  */
 export function reachProblems(poller: string, config: PollerConfig, policy: FleetPolicy): string[] {
   const problems = [urlProblem('source.url', config.source.url, policy)];
+  // The endpoints beside the main one are sent the source's credentials too. The schema keeps
+  // them on source.url's origin; each is checked all the same, and named, on its own.
+  const beside: [string, string | undefined][] = [
+    ['source.deletions.url', config.source.deletions?.url],
+    ['reconcile.url', config.reconcile?.url],
+    ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+  ];
+  for (const [key, url] of beside)
+    if (url !== undefined) problems.push(urlProblem(key, url, policy));
   // The token endpoint is sent the client's secret and its refresh token.
   const auth = config.source.auth;
   if (auth?.type === 'oauth2')

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
+import { fetchTemplateProblem } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { formatDuration } from './duration.ts';
 import { duration } from './fields.ts';
@@ -188,11 +189,15 @@ const reconcileSchema = z.strictObject({
   next: nextSchema.optional(),
   /** Most deletes one listing may deliver without a confirm, of the known ids (default "10%"). */
   max_deletes: maxDeletes.default({ percent: 10 }),
-  /** Optional URL with `{id}`: an upsert the listing found is fetched whole from it. */
+  /**
+   * Optional URL with `{id}` in its path: an upsert the listing found is fetched whole from
+   * it, and a delete it found is confirmed by a 404 or 410 there.
+   */
   fetch: z
     .string()
-    .refine((text) => text.includes('{id}') && URL.canParse(text.replace('{id}', 'x')), {
-      message: 'must be a URL with {id} in it (e.g. "https://api.example.com/tickets/{id}")',
+    .superRefine((text, ctx) => {
+      const problem = fetchTemplateProblem(text);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     })
     .optional(),
 });
@@ -345,7 +350,7 @@ export const pollerSchema = z
     const elsewhere: [string[], string | undefined][] = [
       [['source', 'deletions', 'url'], poller.source.deletions?.url],
       [['reconcile', 'url'], poller.reconcile?.url],
-      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replace('{id}', 'x')],
+      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replaceAll('{id}', 'x')],
     ];
     for (const [path, url] of elsewhere) {
       if (

@@ -163,7 +163,13 @@ export interface FoundDeletes {
   await: boolean;
 }
 
-/** Fetches one record by id (reconcile.fetch); null when the upstream says it is gone. */
+/**
+ * Fetches one record by id (reconcile.fetch); null when the upstream says it is gone.
+ * `unaddressable`: the id cannot be put in the URL (it would change the path), so it is never
+ * asked for, and nothing about it can be confirmed.
+ */
 export type FetchById = (
   id: string,
-) => Promise<{ ok: true; record: unknown | null } | { ok: false; error: string }>;
+) => Promise<
+  { ok: true; record: unknown | null } | { ok: false; error: string; unaddressable?: true }
+>;

@@ -15,6 +15,7 @@ import {
   type Source,
   type Update,
 } from './ports.ts';
+import { goneById, recordOf } from './reconcile-fetch.ts';
 import type { FetchById } from './reconcile-ports.ts';
 import { decideDeletes, overtaken } from './reconcile-rules.ts';
 
@@ -285,14 +286,14 @@ class Turn {
           continue;
         }
         if (change.op === 'delete') {
-          const gone = await this.goneById(change);
+          const gone = await goneById(this.fetchById, change, ctx, this.budget);
           if (gone === 'budget') return this.worked(true);
           if (typeof gone !== 'boolean') return this.failed(gone.error, 'transient');
           if (gone) deletes.push(update);
           else skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
           continue;
         }
-        const record = await this.recordOf(change);
+        const record = await recordOf(this.fetchById, change, ctx, this.budget);
         if (record === 'budget') return this.worked(true);
         if ('error' in record) return this.failed(record.error, 'transient');
         if (record.value === null) {
@@ -346,30 +347,6 @@ class Turn {
     }
     if (outcome.stop) return this.worked(true);
     return 'done';
-  }
-
-  /** An upsert's record: the listing's, or fetched by id (null: gone since). */
-  private async recordOf(
-    change: PendingChange,
-  ): Promise<{ value: unknown } | { error: string } | 'budget'> {
-    if (this.fetchById === null) return { value: change.record };
-    if (this.budget.take(this.ctx.now())) return 'budget';
-    const fetched = await this.fetchById(change.id);
-    if (!fetched.ok) return { error: `fetch ${change.id}: ${fetched.error}` };
-    return { value: fetched.record };
-  }
-
-  /**
-   * Whether a delete is confirmed gone: with reconcile.fetch, only when it answers 404 or
-   * 410 for the id (a record it answers is live: the listing skipped it); without, it was
-   * confirmed before it became pending (a second listing, or an admin's confirm).
-   */
-  private async goneById(change: PendingChange): Promise<boolean | { error: string } | 'budget'> {
-    if (this.fetchById === null) return true;
-    if (this.budget.take(this.ctx.now())) return 'budget';
-    const fetched = await this.fetchById(change.id);
-    if (!fetched.ok) return { error: `fetch ${change.id}: ${fetched.error}` };
-    return fetched.record === null;
   }
 
   /** The turn gives the lease back to the incremental polls: their tick, or a nudge, is due. */

@@ -256,6 +256,30 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
     ]);
   });
 
+  it('a host not in hosts, for the deletions stream, the listing and the fetch by id: each named', () => {
+    const raw = config({
+      source: source({
+        url: 'https://tenant.internal.test/api/changes',
+        deletions: { url: 'https://tenant.internal.test/api/deleted' },
+      }),
+      reconcile: {
+        every: '1h',
+        url: 'https://tenant.internal.test/api/all',
+        fetch: 'https://tenant.internal.test/api/items/{id}',
+      },
+    });
+    const policy = policyOf({ hosts: ['*.zendesk.com', 'hooks.example.com'] });
+    expect(put(raw, policy).errors).toEqual(
+      ['source.url', 'source.deletions.url', 'reconcile.url', 'reconcile.fetch'].map(
+        (key) =>
+          `poller "acme": ${key}: the host "tenant.internal.test" is not in FLEET_POLICY.hosts`,
+      ),
+    );
+    expect(put(raw, policyOf({ hosts: ['*.internal.test', 'hooks.example.com'] })).errors).toEqual(
+      [],
+    );
+  });
+
   it.each([
     ['http://localhost:8787/admin', 'localhost'],
     ['https://127.0.0.1/x', '127.0.0.1'],

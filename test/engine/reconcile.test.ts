@@ -15,6 +15,7 @@ import { ListingReconciler } from '../../src/engine/reconcile.ts';
 import type { FetchById } from '../../src/engine/reconcile-ports.ts';
 import { decideDeletes } from '../../src/engine/reconcile-rules.ts';
 import { deletionsSource, listingSource } from '../../src/sources/derived-sources.ts';
+import { fetchRecordById } from '../../src/sources/fetch-record.ts';
 import { pagingStyles } from '../../src/sources/paging/index.ts';
 
 const MINUTE = 60_000;
@@ -535,6 +536,111 @@ describe('the endpoints beside the main stream take what they leave out from it'
     expect(entry.ok).toBe(false);
     if (!entry.ok)
       expect(entry.errors.join(' ')).toContain('source.deletions.sorted: cannot be "asc"');
+  });
+});
+
+describe('reconcile.fetch puts a listed id into its path, and nowhere else', () => {
+  const loadFetch = (fetch: string) =>
+    loadPoller(
+      'fetching',
+      {
+        every: '1m',
+        source: { url: 'https://api.test/changes', from_param: 'since' },
+        deliver: { type: 'webhook', url: 'https://receiver.test/', secret: 'a-secret-for-tests' },
+        reconcile: { every: '1h', url: 'https://api.test/all', fetch },
+      },
+      {},
+    );
+
+  it.each([
+    ['the host', 'https://{id}.api.test/items'],
+    ['the host, behind one in the path', 'https://api.test/items/{id}?then=https://{id}.api.test'],
+    ['the query', 'https://api.test/items?id={id}'],
+    ['the userinfo', 'https://{id}@api.test/items/1'],
+    ['the fragment', 'https://api.test/items/{id}#{id}'],
+  ])('refuses {id} in %s, with a message that says why', (_, fetch) => {
+    const entry = loadFetch(fetch);
+    expect(entry.ok).toBe(false);
+    if (!entry.ok) {
+      expect(entry.errors.join('\n')).toContain(
+        'reconcile.fetch: may hold {id} only in its path (e.g. "https://api.example.com/tickets/{id}"): a listing\'s ids would choose the host',
+      );
+    }
+  });
+
+  it('takes {id} anywhere in the path, more than once', () => {
+    expect(loadFetch('https://api.test/items/{id}/full').ok).toBe(true);
+    expect(loadFetch('https://api.test/{id}/comments/{id}.json').ok).toBe(true);
+  });
+
+  /** The URLs one id makes `reconcile.fetch` ask for. */
+  async function asked(template: string, id: string) {
+    const urls: string[] = [];
+    const byId = fetchRecordById(
+      template,
+      configOf().source,
+      async (request) => {
+        urls.push(request.url);
+        return new Response('gone', { status: 404 });
+      },
+      [],
+    );
+    return { answer: await byId(id), urls };
+  }
+
+  it.each([
+    ['../x', 'https://api.test/items/..%2Fx/full'],
+    ['a/b?c', 'https://api.test/items/a%2Fb%3Fc/full'],
+    ['x#y', 'https://api.test/items/x%23y/full'],
+    ['@evil.test', 'https://api.test/items/%40evil.test/full'],
+    ['%2e%2e', 'https://api.test/items/%252e%252e/full'],
+  ])('percent-encodes %s into one path segment', async (id, url) => {
+    expect((await asked('https://api.test/items/{id}/full', id)).urls).toEqual([url]);
+  });
+
+  it('puts the id into every {id} of the path', async () => {
+    const { urls } = await asked('https://api.test/{id}/comments/{id}', 'a b');
+    expect(urls).toEqual(['https://api.test/a%20b/comments/a%20b']);
+  });
+
+  it.each(['..', '.'])(
+    "never asks for an id that is a dot segment (%s): another path's 404 confirms no delete",
+    async (id) => {
+      const { answer, urls } = await asked('https://api.test/items/{id}', id);
+      expect(urls).toEqual([]);
+      expect(answer).toMatchObject({ ok: false, unaddressable: true });
+    },
+  );
+
+  it('drops a listing delete whose id cannot be fetched, with a warning, and goes on', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const w = world({
+      listed: ['b'],
+      perPage: 5,
+      pageMs: 10,
+      fetchById: fetchRecordById(
+        'https://api.test/items/{id}',
+        configOf().source,
+        async () => new Response('gone', { status: 404 }),
+        [],
+      ),
+    });
+    w.ctx.log = (line) => lines.push(line);
+    w.store.state.nextTickAt = START + 24 * 60 * MINUTE;
+    for (const id of ['..', 'b']) w.changes.push(update(id, START - 30_000));
+    await w.engine.runNow();
+    w.clock.now += MINUTE;
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    expect(w.delivered.filter((item) => item.op === 'delete')).toEqual([]);
+    expect(w.store.reconciliation.changes.size).toBe(0);
+    expect(w.store.reconciliation.state().error).toBeNull();
+    expect(lines.find((line) => line.event === 'reconcile_dropped')).toMatchObject({
+      level: 'warn',
+      op: 'delete',
+    });
   });
 });
 
