@@ -3,9 +3,8 @@ import { deliverSchema } from '../delivery/kinds/index.ts';
 import { fetchTemplateProblem } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { formatDuration } from './duration.ts';
-import { duration } from './fields.ts';
+import { duration, size } from './fields.ts';
 import { cronProblem } from './schedule.ts';
-import { parseSize } from './size.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
 export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -21,19 +20,6 @@ const instant = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return ms;
-});
-
-/** A size string ("512KB", "16MB"), parsed to bytes. */
-const size = z.string().transform((text, ctx) => {
-  const bytes = parseSize(text);
-  if (bytes === undefined || bytes < 1) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${text}" is not a size (use a number and a unit: "512KB", "16MB")`,
-    });
-    return z.NEVER;
-  }
-  return bytes;
 });
 
 const MINUTE = 60_000;
