@@ -108,8 +108,8 @@ class Turn {
     if (this.state.retryAt !== null && this.state.retryAt > now) return this.worked(false);
     const sent = await this.deliverPending();
     if (sent !== 'done') return sent;
-    // A listing that leaves deletes to confirm makes the next one due at once: it goes on
-    // here, and ends the loop (its own wait for their time).
+    // A listing that leaves deletes to confirm makes the next one due at once: it is listed
+    // here too. What that one finds waits for the listing after it, at its time: the loop ends.
     for (;;) {
       const listed = await this.list();
       if (listed !== 'complete') return listed;
@@ -370,7 +370,10 @@ class Turn {
     const restart = this.state.listing !== null && failures % LISTING_RESTART_AFTER === 0;
     const next = {
       ...this.state,
-      ...(restart ? { listing: null, dueAt: now } : {}),
+      // A confirming listing started over still confirms (it is not due again at once after).
+      ...(restart
+        ? { listing: null, dueAt: now, confirming: this.state.listing?.confirms === true }
+        : {}),
       failures,
       error,
       retryAt: retryAt(now, failures, failure, ctx.random, notBefore),

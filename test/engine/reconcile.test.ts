@@ -59,7 +59,12 @@ function world(options: {
   const changes: Update[] = [];
   const listingPages: (string | null)[] = [];
   const delivered: DeliveryItem[] = [];
-  const hooks: { onPage?: () => void; onListingStart?: () => void } = {};
+  const hooks: {
+    onPage?: () => void;
+    onListingStart?: () => void;
+    /** A page that fails instead (its cursor). */
+    fails?: (cursor: string | null) => boolean;
+  } = {};
   const listingState = { listed: options.listed };
   const stream: Source = {
     async fetchPage(window) {
@@ -70,6 +75,7 @@ function world(options: {
   const listing: Source = {
     async fetchPage(_window, cursor): Promise<PageResult> {
       listingPages.push(cursor);
+      if (hooks.fails?.(cursor)) return { ok: false, kind: 'transient', error: 'HTTP 503' };
       if (cursor === null) hooks.onListingStart?.();
       clock.now += options.pageMs;
       hooks.onPage?.();
@@ -352,6 +358,36 @@ describe('a listing delete is confirmed before it goes out (R16)', () => {
     expect([...w.store.reconciliation.changes.values()]).toMatchObject([
       { id: 'b', op: 'delete', awaiting: true },
     ]);
+  });
+
+  it('a confirming listing that starts over after failing pages is still the confirming one', async () => {
+    const w = await delivered();
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    // The confirming listing's second page fails five times in a row: it starts over.
+    let failures = 0;
+    w.hooks.fails = (cursor) => {
+      const confirming = w.store.reconciliation.state().listing?.confirms === true;
+      if (!confirming || cursor !== '2' || failures >= 5) return false;
+      failures += 1;
+      return true;
+    };
+    w.hooks.onListingStart = () => {
+      if (failures === 5) w.world.listed = ['c', 'd', 'e', 'f']; // b went meanwhile
+    };
+    w.store.reconciliation.request(w.clock.now);
+    await w.engine.runNow();
+    // Each failure backs off; the runs after it go on, until the listing started over completes.
+    for (let run = 0; run < 8; run += 1) {
+      w.clock.now = Math.max(w.clock.now, w.store.reconciliation.state().retryAt ?? 0) + 1;
+      await w.engine.runNow();
+    }
+
+    // It confirmed a; b, which it found, waits for the listing at its time, not one at once.
+    expect(failures).toBe(5);
+    expect(deletesOf(w)).toEqual(['a']);
+    const state = w.store.reconciliation.state();
+    expect(state.dueAt).toBe((state.last?.startedAt ?? 0) + 60 * MINUTE);
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(3);
   });
 
   it('with reconcile.fetch, delivers a delete only when the fetch answers gone, and drops one it answers', async () => {
