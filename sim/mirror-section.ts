@@ -159,7 +159,7 @@ function findings(byScenario: Map<string, Map<string, MirrorResult[]>>, seeds: n
     '',
     'What holds by construction, not shown:',
     '',
-    '- The listing is complete and consistent: a keyset cursor over ids, so every live record is on some page. A listing paged by offset over records deleted between its pages can skip a live record; tidemark cannot tell that from a delete and delivers it (within `max_deletes`). Not simulated here.',
+    '- The listing is complete and consistent: a keyset cursor over ids, so every live record is on some page. A listing paged by offset over records deleted between its pages can skip a live record; a delete is delivered only once confirmed (by `reconcile.fetch`, or by the next listing lacking it too), and the next listing shows the skipped record. Not simulated here.',
     "- Silent changes are found because the listing returns whole records, hashed as the stream's records were: a listing of ids only, or of other fields, cannot find them.",
     "- The receiver applies an `op` only when its version is not older than what it holds, and a reconciliation's delete is versioned by the version last delivered of its id, so the record comes back if a later listing shows it again.",
   );

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { parseDuration } from './duration.ts';
+import { parseSize } from './size.ts';
 
 /**
  * Config fields more than one module declares: the poller schema, and the paging styles and
@@ -22,6 +23,19 @@ export const duration = z
     }
     return ms;
   });
+
+/** A size string ("512KB", "16MB"), parsed to bytes. */
+export const size = z.string().transform((text, ctx) => {
+  const bytes = parseSize(text);
+  if (bytes === undefined || bytes < 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a size (use a number and a unit: "512KB", "16MB")`,
+    });
+    return z.NEVER;
+  }
+  return bytes;
+});
 
 /** A key a `type` needs: missing, it says which type needs it (`next`, `deliver`). */
 export function requiredFor(table: string, type: string) {

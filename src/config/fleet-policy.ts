@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SECRET_NAME } from '../secrets/names.ts';
+import { duration, size } from './fields.ts';
 import { hostEntryProblem } from './fleet-hosts.ts';
 
 /**
@@ -23,6 +24,16 @@ export const NEVER_REACHABLE: ReadonlySet<string> = new Set([
 const DEFAULT_MAX_CONFIG_BYTES = 32 * 1024;
 /** A runtime config is one registry row: Durable Object SQLite caps a value at 2 MB. */
 const MAX_MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The caps' defaults are the keys' own defaults (source.max_body, max_subrequests,
+ * source.timeout and deliver.timeout): without a FLEET_POLICY that says more, a runtime
+ * config may lower them, never raise them. A tenant's "8GB" body would be read whole into
+ * the Worker's memory (128 MB), a larger budget or timeout holds its object longer.
+ */
+const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
+const DEFAULT_MAX_SUBREQUESTS = 1000;
+const DEFAULT_MAX_TIMEOUT = 30_000;
 
 const names = (what: string) =>
   z.array(z.string().regex(SECRET_NAME, `must be ${what} names (letters, digits and _)`));
@@ -54,6 +65,12 @@ const policySchema = z.strictObject({
   allow_http: z.boolean().default(false),
   /** The largest PUT /pollers/:name body, in bytes; a larger one is a 413 (default 32768). */
   max_config_bytes: z.int().min(1).max(MAX_MAX_CONFIG_BYTES).default(DEFAULT_MAX_CONFIG_BYTES),
+  /** The largest source.max_body a runtime config may set (default "16MB", the key's default). */
+  max_body: size.default(DEFAULT_MAX_BODY),
+  /** The largest max_subrequests a runtime config may set (default 1000, the key's default). */
+  max_subrequests: z.int().min(2).default(DEFAULT_MAX_SUBREQUESTS),
+  /** The longest source.timeout and deliver.timeout a runtime config may set (default "30s"). */
+  max_timeout: duration.default(DEFAULT_MAX_TIMEOUT),
 });
 
 export type FleetPolicy = z.output<typeof policySchema>;

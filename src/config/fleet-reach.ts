@@ -1,7 +1,9 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { formatDuration } from './duration.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
 import type { PollerConfig } from './schema.ts';
+import { formatSize } from './size.ts';
 
 /**
  * What a runtime poller's validated config reaches beyond FLEET_POLICY: one message per
@@ -11,6 +13,15 @@ import type { PollerConfig } from './schema.ts';
  */
 export function reachProblems(poller: string, config: PollerConfig, policy: FleetPolicy): string[] {
   const problems = [urlProblem('source.url', config.source.url, policy)];
+  // The endpoints beside the main one are sent the source's credentials too. The schema keeps
+  // them on source.url's origin; each is checked all the same, and named, on its own.
+  const beside: [string, string | undefined][] = [
+    ['source.deletions.url', config.source.deletions?.url],
+    ['reconcile.url', config.reconcile?.url],
+    ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+  ];
+  for (const [key, url] of beside)
+    if (url !== undefined) problems.push(urlProblem(key, url, policy));
   // The token endpoint is sent the client's secret and its refresh token.
   const auth = config.source.auth;
   if (auth?.type === 'oauth2')
@@ -32,7 +43,34 @@ export function reachProblems(poller: string, config: PollerConfig, policy: Flee
     const which = implicit ? " (the poller's name: deliver.name is not set)" : '';
     problems.push(`${key}: the handler "${name}"${which} is not in FLEET_POLICY.handlers`);
   }
+  problems.push(...capProblems(config, policy));
   return problems.filter((problem): problem is string => problem !== undefined);
+}
+
+/**
+ * What a runtime config sets above FLEET_POLICY's caps: a body read whole, a run's budget of
+ * requests, a request's timeout. A key left at its default is held to the cap too (the cap
+ * may be lower than the default): the message says what to set it to.
+ */
+function capProblems(config: PollerConfig, policy: FleetPolicy): string[] {
+  const caps: [
+    key: string,
+    value: number,
+    entry: string,
+    cap: number,
+    shown: (n: number) => string,
+  ][] = [
+    ['source.max_body', config.source.max_body, 'max_body', policy.max_body, formatSize],
+    ['max_subrequests', config.max_subrequests, 'max_subrequests', policy.max_subrequests, String],
+    ['source.timeout', config.source.timeout, 'max_timeout', policy.max_timeout, formatDuration],
+    ['deliver.timeout', config.deliver.timeout, 'max_timeout', policy.max_timeout, formatDuration],
+  ];
+  return caps
+    .filter(([, value, , cap]) => value > cap)
+    .map(
+      ([key, value, entry, cap, shown]) =>
+        `${key}: ${shown(value)} is above FLEET_POLICY.${entry} (${shown(cap)}): set it to at most ${shown(cap)}`,
+    );
 }
 
 /** Why `url` (at `key`) is out of the policy's reach, or undefined. */

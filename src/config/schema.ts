@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
+import { fetchTemplateProblem } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { formatDuration } from './duration.ts';
-import { duration } from './fields.ts';
+import { duration, size } from './fields.ts';
 import { cronProblem } from './schedule.ts';
-import { parseSize } from './size.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
 export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -20,19 +20,6 @@ const instant = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return ms;
-});
-
-/** A size string ("512KB", "16MB"), parsed to bytes. */
-const size = z.string().transform((text, ctx) => {
-  const bytes = parseSize(text);
-  if (bytes === undefined || bytes < 1) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `"${text}" is not a size (use a number and a unit: "512KB", "16MB")`,
-    });
-    return z.NEVER;
-  }
-  return bytes;
 });
 
 const MINUTE = 60_000;
@@ -188,11 +175,15 @@ const reconcileSchema = z.strictObject({
   next: nextSchema.optional(),
   /** Most deletes one listing may deliver without a confirm, of the known ids (default "10%"). */
   max_deletes: maxDeletes.default({ percent: 10 }),
-  /** Optional URL with `{id}`: an upsert the listing found is fetched whole from it. */
+  /**
+   * Optional URL with `{id}` in its path: an upsert the listing found is fetched whole from
+   * it, and a delete it found is confirmed by a 404 or 410 there.
+   */
   fetch: z
     .string()
-    .refine((text) => text.includes('{id}') && URL.canParse(text.replace('{id}', 'x')), {
-      message: 'must be a URL with {id} in it (e.g. "https://api.example.com/tickets/{id}")',
+    .superRefine((text, ctx) => {
+      const problem = fetchTemplateProblem(text);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     })
     .optional(),
 });
@@ -345,7 +336,7 @@ export const pollerSchema = z
     const elsewhere: [string[], string | undefined][] = [
       [['source', 'deletions', 'url'], poller.source.deletions?.url],
       [['reconcile', 'url'], poller.reconcile?.url],
-      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replace('{id}', 'x')],
+      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replaceAll('{id}', 'x')],
     ];
     for (const [path, url] of elsewhere) {
       if (

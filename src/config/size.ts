@@ -12,3 +12,13 @@ export function parseSize(text: string): number | undefined {
   if (unit === undefined) return undefined;
   return Math.floor(Number(match[1]) * UNIT_BYTES[unit]);
 }
+
+/** Formats bytes for messages in the largest unit that holds them whole ("16MB", "1536B"). */
+export function formatSize(bytes: number): string {
+  for (const unit of ['GB', 'MB', 'KB'] as const) {
+    if (bytes >= UNIT_BYTES[unit] && bytes % UNIT_BYTES[unit] === 0) {
+      return `${bytes / UNIT_BYTES[unit]}${unit}`;
+    }
+  }
+  return `${bytes}B`;
+}

@@ -165,8 +165,12 @@ export async function audit(env: Env, poller: string): Promise<AuditReport> {
       logFrom: facts.log_from,
       deletionsThrough,
       listing,
-      // Deletes a listing found are delivered unless held (its upserts are either way).
-      listingDeletes: reconcile?.held ? null : listing,
+      // Deletes a listing confirmed are delivered unless held (its upserts are either way):
+      // those of ids gone before the listing before it (R16: two listings lacked them).
+      listingDeletes:
+        reconcile?.held || listing === null
+          ? null
+          : isoToMs(reconcile?.last_listing?.deletes_before ?? null),
       lag,
       runs: lines.filter((run) => DELIVERING.has(run.outcome)),
       checkpoint: status.checkpoint,
@@ -272,6 +276,10 @@ function compareMirror(input: {
   }
   report.equal = report.ghosts + report.missing + report.stale === 0;
   return report;
+}
+
+function isoToMs(text: string | null): number | null {
+  return text === null ? null : Date.parse(text);
 }
 
 function iso(ms: number | null): string | null {

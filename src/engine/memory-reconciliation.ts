@@ -2,12 +2,16 @@ import { isoTime } from './iso-time.ts';
 import type { MemoryStore } from './memory-store.ts';
 import type {
   DeliveryOp,
+  FoundDeletes,
   ListedId,
   PendingChange,
   ReconcileState,
   ReconcileStore,
 } from './ports.ts';
 import { NO_RECONCILIATION } from './reconcile-rules.ts';
+
+/** A pending change, held (max_deletes) or awaiting a second listing, or neither: to deliver. */
+type Change = PendingChange & { held: boolean; awaiting: boolean };
 
 /** ReconcileStore in memory, with the SQLite one's contract: for engine tests and the simulation. */
 export class MemoryReconciliation implements ReconcileStore {
@@ -16,7 +20,7 @@ export class MemoryReconciliation implements ReconcileStore {
   private confirmed: number | null = null;
   readonly listed = new Map<string, ListedId>();
   /** By `op` + id. */
-  readonly changes = new Map<string, PendingChange & { held: boolean }>();
+  readonly changes = new Map<string, Change>();
 
   constructor(private readonly store: MemoryStore) {}
 
@@ -62,14 +66,17 @@ export class MemoryReconciliation implements ReconcileStore {
     });
   }
 
-  countDeletes(before: number): { deletes: number; alsoHeld: number } {
+  countDeletes(before: number): { deletes: number; alsoHeld: number; alsoAwaiting: number } {
     let deletes = 0;
     let alsoHeld = 0;
+    let alsoAwaiting = 0;
     for (const id of this.gone(before)) {
       deletes += 1;
-      if (this.changes.get(`delete ${id}`)?.held) alsoHeld += 1;
+      const change = this.changes.get(`delete ${id}`);
+      if (change?.held) alsoHeld += 1;
+      if (change?.awaiting) alsoAwaiting += 1;
     }
-    return { deletes, alsoHeld };
+    return { deletes, alsoHeld, alsoAwaiting };
   }
 
   heldCount(): number {
@@ -80,28 +87,42 @@ export class MemoryReconciliation implements ReconcileStore {
     return [...this.store.ids.values()].filter((entry) => !entry.deleted).length;
   }
 
-  completeListing(
-    epoch: number,
-    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
-    state: ReconcileState,
-  ): boolean {
+  completeListing(epoch: number, found: FoundDeletes, state: ReconcileState): boolean {
     return this.fenced(epoch, () => {
       const gone = new Set(this.gone(found.before));
       for (const [key, change] of this.changes) {
-        if (!change.held) continue;
-        if (found.agree && change.op === 'delete' && gone.has(change.id)) change.held = false;
-        else this.changes.delete(key);
+        if (change.awaiting) {
+          if (found.confirm && gone.has(change.id)) change.awaiting = false;
+          else this.changes.delete(key);
+        } else if (change.held) {
+          if (found.agree && gone.has(change.id)) change.held = false;
+          else this.changes.delete(key);
+        }
       }
       for (const id of gone) {
         if (this.changes.has(`delete ${id}`)) continue;
         const versionMs = this.store.ids.get(id)?.versionMs ?? 0;
-        const { hold, foundAt } = found;
-        this.put({ id, op: 'delete', version: '', versionMs, record: null, held: hold, foundAt });
+        this.put({
+          id,
+          op: 'delete',
+          version: '',
+          versionMs,
+          record: null,
+          held: found.hold,
+          awaiting: found.await,
+          foundAt: found.foundAt,
+        });
       }
       let upserts = 0;
       for (const listed of this.listed.values()) {
         if (listed.record === null) continue;
-        this.put({ ...listed, op: 'upsert', held: false, foundAt: found.foundAt });
+        this.put({
+          ...listed,
+          op: 'upsert',
+          held: false,
+          awaiting: false,
+          foundAt: found.foundAt,
+        });
         upserts += 1;
       }
       this.listed.clear();
@@ -121,10 +142,10 @@ export class MemoryReconciliation implements ReconcileStore {
 
   pending(limit: number): PendingChange[] {
     return [...this.changes.values()]
-      .filter((change) => !change.held)
+      .filter((change) => !change.held && !change.awaiting)
       .sort((a, b) => (a.op === b.op ? a.id.localeCompare(b.id) : a.op === 'upsert' ? -1 : 1))
       .slice(0, limit)
-      .map(({ held: _, ...change }) =>
+      .map(({ held: _, awaiting: __, ...change }) =>
         structuredClone({
           ...change,
           version: change.op === 'delete' ? isoTime(change.versionMs) : change.version,
@@ -144,7 +165,7 @@ export class MemoryReconciliation implements ReconcileStore {
     }
   }
 
-  private put(change: PendingChange & { held: boolean }): void {
+  private put(change: Change): void {
     this.changes.set(`${change.op} ${change.id}`, change);
     this.store.rowsWritten += 1;
   }

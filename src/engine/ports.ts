@@ -386,6 +386,7 @@ export type {
   NudgeState,
 } from './freshness-ports.ts';
 export type {
+  FoundDeletes,
   ListedId,
   ListingSummary,
   PendingChange,

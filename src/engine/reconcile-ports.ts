@@ -33,7 +33,14 @@ export interface ReconcileState {
     ids: number;
     /** Records the listing could not read (no id): deletes are held while any. */
     unreadable: number;
+    /** Started at once to confirm the deletes the listing before it found (R16). */
+    confirms?: boolean;
   } | null;
+  /**
+   * The next listing confirms the deletes the last one found: it is due at once, and what it
+   * finds itself waits for the listing after it, at its time (two listings per `every` at most).
+   */
+  confirming?: boolean;
   /** Deletes found but held: more than max_deletes, awaiting a confirm or a listing that agrees. */
   held: {
     deletes: number;
@@ -58,8 +65,18 @@ export interface ListingSummary {
   ids: number;
   deletes: number;
   upserts: number;
-  /** Deletes delivered (or queued to be), held, or delivered because a second listing agreed. */
-  outcome: 'delivered' | 'held' | 'agreed';
+  /**
+   * The deletes it sends out (found again, or fetched) are of ids gone before this (our
+   * clock): its own start with reconcile.fetch, the start of the listing before it without
+   * (the first of the two that lacked them); null when it confirms none.
+   */
+  deletesBefore?: number | null;
+  /**
+   * Deletes delivered (or queued to be, each fetched first with reconcile.fetch), held, waiting
+   * for the next listing to confirm them (unconfirmed), or delivered because a second listing
+   * agreed.
+   */
+  outcome: 'delivered' | 'held' | 'agreed' | 'unconfirmed';
 }
 
 /** An id a listing showed: its record kept only when it is an upsert to deliver. */
@@ -107,23 +124,21 @@ export interface ReconcileStore {
   addPage(epoch: number, ids: readonly ListedId[], state: ReconcileState): boolean;
   /**
    * Ids delivered, not deleted, delivered before `before` (our clock), and absent from the
-   * listing: its deletes. `held` counts those of them already held.
+   * listing: its deletes. `alsoHeld` counts those of them already held, `alsoAwaiting` those
+   * an earlier listing found and left to be confirmed.
    */
-  countDeletes(before: number): { deletes: number; alsoHeld: number };
+  countDeletes(before: number): { deletes: number; alsoHeld: number; alsoAwaiting: number };
   /** Held deletes waiting. */
   heldCount(): number;
   /** Ids known and not deleted. */
   knownIds(): number;
   /**
    * A listing completed (it began at `foundAt`): with `agree`, the held deletes it finds
-   * again are released, and the other held ones dropped; its other deletes (held with
-   * `hold`) and its upserts become pending.
+   * again are released; with `confirm`, the deletes waiting for it that it finds again; the
+   * other held and waiting ones are dropped. Its other deletes (held with `hold`, waiting for
+   * the next listing with `await`) and its upserts become pending.
    */
-  completeListing(
-    epoch: number,
-    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
-    state: ReconcileState,
-  ): boolean;
+  completeListing(epoch: number, found: FoundDeletes, state: ReconcileState): boolean;
   /** Releases the held deletes (a confirm), with the state that says so. */
   releaseHeld(epoch: number, state: ReconcileState): boolean;
   /** Up to `limit` changes waiting to be delivered, held ones not included. */
@@ -132,7 +147,29 @@ export interface ReconcileStore {
   settle(epoch: number, done: readonly { id: string; op: DeliveryOp }[]): boolean;
 }
 
-/** Fetches one record by id (reconcile.fetch); null when the upstream says it is gone. */
+/** What a completed listing does with the deletes found before it and its own (R16). */
+export interface FoundDeletes {
+  /** Its deletes: ids last delivered before this (our clock). */
+  before: number;
+  /** When it began. */
+  foundAt: number;
+  /** Release the held deletes it finds again. */
+  agree: boolean;
+  /** Release the deletes waiting for a second listing that it finds again. */
+  confirm: boolean;
+  /** Hold its other deletes (more than max_deletes, or a suspicious listing). */
+  hold: boolean;
+  /** Its other deletes wait for the next listing to confirm them (no reconcile.fetch). */
+  await: boolean;
+}
+
+/**
+ * Fetches one record by id (reconcile.fetch); null when the upstream says it is gone.
+ * `unaddressable`: the id cannot be put in the URL (it would change the path), so it is never
+ * asked for, and nothing about it can be confirmed.
+ */
 export type FetchById = (
   id: string,
-) => Promise<{ ok: true; record: unknown | null } | { ok: false; error: string }>;
+) => Promise<
+  { ok: true; record: unknown | null } | { ok: false; error: string; unaddressable?: true }
+>;

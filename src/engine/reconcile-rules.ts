@@ -20,44 +20,58 @@ export interface CompletedListing {
   /** Ids of pages read, and those without a readable id. */
   ids: number;
   unreadable: number;
-  /** Deletes found (ids it lacks), and of them those already held. */
+  /** Deletes found (ids it lacks), and of them those already held, or waiting for it. */
   deletes: number;
   alsoHeld: number;
+  alsoAwaiting: number;
   /** Ids known and not deleted. */
   known: number;
   /** What was held before this listing completed. */
   held: ReconcileState['held'];
+  /** Whether reconcile.fetch confirms each delete (a 404 or 410) before it goes out. */
+  fetches: boolean;
 }
 
 /** What becomes of a completed listing's deletes (R16). */
 export interface DeleteDecision {
   /** Release the held deletes this listing finds again. */
   agree: boolean;
+  /** Release the deletes waiting for a second listing that this one finds again. */
+  confirm: boolean;
   /** Hold this listing's other deletes. */
   hold: boolean;
+  /** Its other deletes wait for the next listing to confirm them. */
+  awaits: boolean;
   /** Its other deletes: those it found besides the ones it agreed on. */
   fresh: number;
-  outcome: 'held' | 'agreed' | 'delivered';
+  outcome: 'held' | 'agreed' | 'delivered' | 'unconfirmed';
   /** Why they are held, for status and the alert. */
   reason: string;
 }
 
 /**
- * R16: a listing's deletes go out when they are few (at most `max_deletes` of the known ids)
- * or when two complete listings found them; they are held when they are many, when the
- * listing had records it could not read, or when it was empty. Held deletes a later listing
- * finds again were found by two: they go out. Never on an empty listing's word, this one's or
- * the held one's (an empty listing would agree with any other that is cut short): what it
- * found waits for a confirm.
+ * R16: no delete goes out on one listing's word. A listing paged by offset skips a record
+ * when one before it goes away while it is read, and a skipped id looks deleted, however few.
+ * So each delete is confirmed: by reconcile.fetch answering 404 or 410 for its id (on its way
+ * out), or, without fetch, by the next complete listing lacking it too (`awaits`: a listing
+ * it is due at once). A delete a later listing shows again is dropped.
+ * On top of that, a listing's deletes are held when they are many (more than `max_deletes` of
+ * the known ids), when the listing had records it could not read, or when it was empty: held
+ * deletes go out only on a confirm or when the next listing finds them again. Never on an
+ * empty listing's word, this one's or the held one's (an empty listing would agree with any
+ * other that is cut short): what it found waits for a confirm. A listing with records it
+ * could not read confirms nothing (the id it lacks may be one of them).
  */
 export function decideDeletes(listing: CompletedListing, config: ReconcileConfig): DeleteDecision {
-  const { ids, unreadable, deletes, alsoHeld, known, held } = listing;
+  const { ids, unreadable, deletes, alsoHeld, alsoAwaiting, known, held, fetches } = listing;
   const limit =
     config.max_deletes.percent !== undefined
       ? Math.floor((known * config.max_deletes.percent) / 100)
       : config.max_deletes.count;
-  const agree = ids > 0 && held !== null && !held.empty;
-  const agreed = agree ? alsoHeld : 0;
+  const trusted = ids > 0 && unreadable === 0;
+  const agree = trusted && held !== null && !held.empty;
+  const confirm = trusted;
+  const agreed = (agree ? alsoHeld : 0) + (confirm ? alsoAwaiting : 0);
   const fresh = deletes - agreed;
   const reason =
     ids === 0
@@ -66,8 +80,9 @@ export function decideDeletes(listing: CompletedListing, config: ReconcileConfig
         ? `the listing had ${unreadable} record(s) without a readable id`
         : `${fresh} deletes of ${known} known ids exceed max_deletes (${limit})`;
   const hold = fresh > 0 && (fresh > limit || unreadable > 0 || ids === 0);
-  const outcome = hold ? 'held' : agreed > 0 ? 'agreed' : 'delivered';
-  return { agree, hold, fresh, outcome, reason };
+  const awaits = fresh > 0 && !hold && !fetches;
+  const outcome = hold ? 'held' : agreed > 0 ? 'agreed' : awaits ? 'unconfirmed' : 'delivered';
+  return { agree, confirm, hold, awaits, fresh, outcome, reason };
 }
 
 /**

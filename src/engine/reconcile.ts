@@ -16,6 +16,7 @@ import {
   type Source,
   type Update,
 } from './ports.ts';
+import { goneById, recordOf } from './reconcile-fetch.ts';
 import type { FetchById } from './reconcile-ports.ts';
 import { decideDeletes, overtaken } from './reconcile-rules.ts';
 
@@ -37,7 +38,9 @@ function everything(now: number) {
  * Reconciliation (reconcile): a full listing of every id, page by page across runs, after
  * the streams are caught up. When one completes, and only then:
  * - an id delivered and not deleted, delivered before the listing began (minus
- *   lag_allowance), that the listing lacks, is delivered as a delete;
+ *   lag_allowance), that the listing lacks, is a delete, delivered once confirmed (R16):
+ *   reconcile.fetch answers 404 or 410 for it, or (without fetch) the next complete listing,
+ *   started at once, lacks it too;
  * - an id the listing shows newer than delivered, or never delivered, as an upsert (its
  *   listed record, or fetched by id with reconcile.fetch);
  * - deletes above max_deletes of the known ids (an empty or cut listing) are held: none is
@@ -106,10 +109,14 @@ class Turn {
     if (this.state.retryAt !== null && this.state.retryAt > now) return this.worked(false);
     const sent = await this.deliverPending();
     if (sent !== 'done') return sent;
-    const listed = await this.list();
-    if (listed !== 'complete') return listed;
-    const after = await this.deliverPending();
-    return after === 'done' ? this.worked(false) : after;
+    // A listing that leaves deletes to confirm makes the next one due at once: it is listed
+    // here too. What that one finds waits for the listing after it, at its time: the loop ends.
+    for (;;) {
+      const listed = await this.list();
+      if (listed !== 'complete') return listed;
+      const after = await this.deliverPending();
+      if (after !== 'done') return after;
+    }
   }
 
   /** Pages of the listing until it completes, the turn is over, or the budget is out. */
@@ -119,8 +126,16 @@ class Turn {
       const requested = store.requestedAt();
       const due = this.state.dueAt !== null && this.state.dueAt <= ctx.now();
       if (requested === null && !due) return this.worked(false);
-      const listing = { startedAt: ctx.now(), cursor: null, pages: 0, ids: 0, unreadable: 0 };
-      const next = { ...this.state, listing };
+      const { confirming, ...rest } = this.state;
+      const listing = {
+        startedAt: ctx.now(),
+        cursor: null,
+        pages: 0,
+        ids: 0,
+        unreadable: 0,
+        ...(confirming === true ? { confirms: true } : {}),
+      };
+      const next = { ...rest, listing };
       if (!store.startListing(this.epoch, next)) return { kind: 'fenced' };
       this.state = next;
     }
@@ -197,19 +212,26 @@ class Turn {
     if (listing === null || config === undefined) return null;
     const now = ctx.now();
     const before = listing.startedAt - ctx.config.lag_allowance;
-    const { deletes, alsoHeld } = store.countDeletes(before);
+    const { deletes, alsoHeld, alsoAwaiting } = store.countDeletes(before);
     const known = store.knownIds();
     const { ids, unreadable } = listing;
-    const { agree, hold, fresh, outcome, reason } = decideDeletes(
-      { ids, unreadable, deletes, alsoHeld, known, held: state.held },
+    const fetches = this.fetchById !== null;
+    const decision = decideDeletes(
+      { ids, unreadable, deletes, alsoHeld, alsoAwaiting, known, held: state.held, fetches },
       config,
     );
+    const { agree, confirm, hold, awaits, fresh, outcome, reason } = decision;
+    // Deletes to confirm by a second listing: it starts at once, unless this one was such a
+    // listing (what it found waits for the next at its time, or listings would follow one
+    // another for as long as the upstream deletes).
+    const confirmNext = awaits && listing.confirms !== true;
     const next: ReconcileState = {
       ...state,
       listing: null,
       // Held or not, the next listing comes at its time (or when an admin asks for one): it
       // releases what it finds again of what is held, and drops the rest.
-      dueAt: listing.startedAt + config.every,
+      dueAt: confirmNext ? now : listing.startedAt + config.every,
+      confirming: confirmNext,
       held: hold ? { deletes: fresh, known, since: now, reason, empty: listing.ids === 0 } : null,
       last: {
         startedAt: listing.startedAt,
@@ -218,12 +240,17 @@ class Turn {
         deletes,
         upserts: 0, // counted by the store as it keeps them (completeListing)
         outcome,
+        deletesBefore: fetches
+          ? listing.startedAt
+          : confirm && state.last !== null && state.last.ids > 0
+            ? state.last.startedAt
+            : null,
       },
       error: null,
       failures: 0,
       retryAt: null,
     };
-    const found = { before, foundAt: listing.startedAt, hold, agree };
+    const found = { before, foundAt: listing.startedAt, agree, confirm, hold, await: awaits };
     if (!store.completeListing(this.epoch, found, next)) return { kind: 'fenced' };
     this.state = store.state();
     ctx.log?.({
@@ -260,10 +287,14 @@ class Turn {
           continue;
         }
         if (change.op === 'delete') {
-          deletes.push(update);
+          const gone = await goneById(this.fetchById, change, ctx, this.budget);
+          if (gone === 'budget') return this.worked(true);
+          if (typeof gone !== 'boolean') return this.failed(gone.error, 'transient');
+          if (gone) deletes.push(update);
+          else skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
           continue;
         }
-        const record = await this.recordOf(change);
+        const record = await recordOf(this.fetchById, change, ctx, this.budget);
         if (record === 'budget') return this.worked(true);
         if ('error' in record) return this.failed(record.error, 'transient');
         if (record.value === null) {
@@ -319,17 +350,6 @@ class Turn {
     return 'done';
   }
 
-  /** An upsert's record: the listing's, or fetched by id (null: gone since). */
-  private async recordOf(
-    change: PendingChange,
-  ): Promise<{ value: unknown } | { error: string } | 'budget'> {
-    if (this.fetchById === null) return { value: change.record };
-    if (this.budget.take(this.ctx.now())) return 'budget';
-    const fetched = await this.fetchById(change.id);
-    if (!fetched.ok) return { error: `fetch ${change.id}: ${fetched.error}` };
-    return { value: fetched.record };
-  }
-
   /** The turn gives the lease back to the incremental polls: their tick, or a nudge, is due. */
   private yields(): boolean {
     const now = this.ctx.now();
@@ -351,7 +371,10 @@ class Turn {
     const restart = this.state.listing !== null && failures % LISTING_RESTART_AFTER === 0;
     const next = {
       ...this.state,
-      ...(restart ? { listing: null, dueAt: now } : {}),
+      // A confirming listing started over still confirms (it is not due again at once after).
+      ...(restart
+        ? { listing: null, dueAt: now, confirming: this.state.listing?.confirms === true }
+        : {}),
       failures,
       error,
       retryAt: retryAt(now, failures, failure, ctx.random, notBefore),

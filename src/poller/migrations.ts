@@ -332,6 +332,10 @@ export const MIGRATIONS: readonly string[] = [
   // checkpoint: it was never told apart, and would have been written into the main stream's.
   `ALTER TABLE deletions_stream ADD COLUMN stall_from INTEGER;
    ALTER TABLE deletions_stream ADD COLUMN stall_pages INTEGER;`,
+  // 21: a reconciliation's delete waiting for the next listing to confirm it (R16: a listing
+  // paged by offset skips a record when one before it goes away). Deletes pending from before
+  // stay as they were.
+  `ALTER TABLE reconcile_pending ADD COLUMN awaiting INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -20,8 +20,10 @@ export interface ReconcileView {
     /** Found by an empty listing: only a confirm releases them, never a later listing. */
     confirm_only: boolean;
   } | null;
-  /** Found by a completed listing and not delivered yet (held ones not included). */
+  /** Found by a completed listing and not delivered yet (held and unconfirmed ones not included). */
   pending: number;
+  /** Deletes a completed listing found that wait for the next listing to confirm them. */
+  unconfirmed: number;
   /** The last listing that completed. */
   last_listing: {
     started_at: string;
@@ -29,7 +31,12 @@ export interface ReconcileView {
     ids: number;
     deletes: number;
     upserts: number;
-    outcome: 'delivered' | 'held' | 'agreed';
+    outcome: 'delivered' | 'held' | 'agreed' | 'unconfirmed';
+    /**
+     * The deletes it sends out are of ids gone before this: its start with reconcile.fetch,
+     * the start of the listing before it without (both lacked them); null when none.
+     */
+    deletes_before: string | null;
   } | null;
   /** The last error of a listing page or a delivery, and when it is tried again. */
   error: { at: string; message: string; retry_at: string | null } | null;
@@ -40,6 +47,7 @@ export interface ReconcileInput {
   state: ReconcileState;
   requestedAt: number | null;
   pending: number;
+  unconfirmed: number;
 }
 
 export function reconcileView(input: ReconcileInput): ReconcileView {
@@ -68,6 +76,7 @@ export function reconcileView(input: ReconcileInput): ReconcileView {
             confirm_only: state.held.empty === true,
           },
     pending: input.pending,
+    unconfirmed: input.unconfirmed,
     last_listing:
       state.last === null
         ? null
@@ -78,6 +87,7 @@ export function reconcileView(input: ReconcileInput): ReconcileView {
             deletes: state.last.deletes,
             upserts: state.last.upserts,
             outcome: state.last.outcome,
+            deletes_before: isoTimeOrNull(state.last.deletesBefore ?? null),
           },
     error:
       state.error === null

@@ -4,13 +4,16 @@ import { startDeadline, TIMED_OUT } from '../deadline.ts';
 import type { FetchById } from '../engine/reconcile-ports.ts';
 import type { Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
+import { fetchUrl } from './fetch-url.ts';
 import type { HttpFetch } from './http-source.ts';
 import { readBody } from './read-body.ts';
 
 /**
- * `reconcile.fetch`: one record by id, GET the URL with `{id}` in it (percent-encoded), with
- * the source's headers and source.auth (the schema keeps the URL on source.url's origin; a
- * redirect is not followed). A 404 or 410 says it is gone since the listing: null, nothing to upsert.
+ * `reconcile.fetch`: one record by id, GET the URL with `{id}` in its path (percent-encoded:
+ * sources/fetch-url.ts), with the source's headers and source.auth (the schema keeps the URL on source.url's
+ * origin; a redirect is not followed). A 404 or 410 says it is gone since the listing: null,
+ * nothing to upsert, and a delete confirmed. An id that would change the path is not asked
+ * for (`unaddressable`): a 404 of another path must not confirm its delete.
  */
 export function fetchRecordById(
   template: string,
@@ -21,7 +24,14 @@ export function fetchRecordById(
 ): FetchById {
   const base = { accept: 'application/json', ...source.headers };
   return async (id) => {
-    const url = template.replace('{id}', encodeURIComponent(id));
+    const url = fetchUrl(template, id);
+    if (url === null) {
+      return {
+        ok: false,
+        unaddressable: true,
+        error: `the id ${JSON.stringify(id)} cannot be put in reconcile.fetch's path`,
+      };
+    }
     const shown = `GET ${redact(url, secrets)}`;
     const deadline = startDeadline(source.timeout);
     const send = (authorization: string | null) => {

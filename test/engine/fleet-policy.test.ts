@@ -60,13 +60,16 @@ function put(raw: unknown, policy: FleetPolicy = DEFAULT_FLEET_POLICY, own: stri
 }
 
 describe('FLEET_POLICY: reading it', () => {
-  it('without one, a runtime config gets its own secrets only: no binding, queue or handler, https, 32 KB', () => {
+  it("without one, a runtime config gets its own secrets only: no binding, queue or handler, https, 32 KB, the keys' defaults as caps", () => {
     expect(policyOf(undefined)).toEqual({
       env: [],
       bindings: [],
       handlers: [],
       allow_http: false,
       max_config_bytes: 32768,
+      max_body: 16 * 1024 * 1024,
+      max_subrequests: 1000,
+      max_timeout: 30_000,
     });
   });
 
@@ -78,9 +81,12 @@ describe('FLEET_POLICY: reading it', () => {
       hosts: ['*.zendesk.com'],
       allow_http: false,
       max_config_bytes: 4096,
+      max_subrequests: 5000,
     };
-    expect(policyOf(table)).toEqual(table);
-    expect(policyOf(JSON.stringify(table))).toEqual(table);
+    const read = { ...table, max_body: 64 * 1024 * 1024, max_timeout: 120_000 };
+    const written = { ...table, max_body: '64MB', max_timeout: '2m' };
+    expect(policyOf(written)).toEqual(read);
+    expect(policyOf(JSON.stringify(written))).toEqual(read);
   });
 
   it.each([
@@ -90,6 +96,9 @@ describe('FLEET_POLICY: reading it', () => {
     [{ allow_http: 'yes' }, 'FLEET_POLICY.allow_http:'],
     [{ max_config_bytes: 0 }, 'FLEET_POLICY.max_config_bytes:'],
     [{ max_config_bytes: 1.5 }, 'FLEET_POLICY.max_config_bytes:'],
+    [{ max_body: 'lots' }, 'FLEET_POLICY.max_body: "lots" is not a size'],
+    [{ max_subrequests: 1 }, 'FLEET_POLICY.max_subrequests:'],
+    [{ max_timeout: 30 }, 'FLEET_POLICY.max_timeout:'],
     [
       { hosts: ['https://acme.zendesk.com/'] },
       'FLEET_POLICY.hosts[0]: "https://acme.zendesk.com/" is not a host',
@@ -256,6 +265,30 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
     ]);
   });
 
+  it('a host not in hosts, for the deletions stream, the listing and the fetch by id: each named', () => {
+    const raw = config({
+      source: source({
+        url: 'https://tenant.internal.test/api/changes',
+        deletions: { url: 'https://tenant.internal.test/api/deleted' },
+      }),
+      reconcile: {
+        every: '1h',
+        url: 'https://tenant.internal.test/api/all',
+        fetch: 'https://tenant.internal.test/api/items/{id}',
+      },
+    });
+    const policy = policyOf({ hosts: ['*.zendesk.com', 'hooks.example.com'] });
+    expect(put(raw, policy).errors).toEqual(
+      ['source.url', 'source.deletions.url', 'reconcile.url', 'reconcile.fetch'].map(
+        (key) =>
+          `poller "acme": ${key}: the host "tenant.internal.test" is not in FLEET_POLICY.hosts`,
+      ),
+    );
+    expect(put(raw, policyOf({ hosts: ['*.internal.test', 'hooks.example.com'] })).errors).toEqual(
+      [],
+    );
+  });
+
   it.each([
     ['http://localhost:8787/admin', 'localhost'],
     ['https://127.0.0.1/x', '127.0.0.1'],
@@ -288,6 +321,38 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
       expect(unset).not.toContain(name);
     },
   );
+
+  it("a source.max_body, max_subrequests or timeout above its cap (by default, the key's own default)", () => {
+    const raw = config({
+      max_subrequests: 5000,
+      source: source({ max_body: '8GB', timeout: '2m' }),
+      deliver: {
+        type: 'webhook',
+        url: 'https://hooks.example.com/t',
+        secret: '${WEBHOOK_SECRET}',
+        timeout: '90s',
+      },
+    });
+    expect(put(raw).errors).toEqual([
+      'poller "acme": source.max_body: 8GB is above FLEET_POLICY.max_body (16MB): set it to at most 16MB',
+      'poller "acme": max_subrequests: 5000 is above FLEET_POLICY.max_subrequests (1000): set it to at most 1000',
+      'poller "acme": source.timeout: 2m is above FLEET_POLICY.max_timeout (30s): set it to at most 30s',
+      'poller "acme": deliver.timeout: 1m30s is above FLEET_POLICY.max_timeout (30s): set it to at most 30s',
+    ]);
+    const raised = policyOf({ max_body: '8GB', max_subrequests: 5000, max_timeout: '2m' });
+    expect(put(raw, raised).errors).toEqual([]);
+    // At the caps, and below: taken.
+    const within = config({ max_subrequests: 1000, source: source({ max_body: '1MB' }) });
+    expect(put(within).errors).toEqual([]);
+  });
+
+  it("a cap below a key's default holds a config that leaves the key out, and says what to set", () => {
+    expect(put(config(), policyOf({ max_body: '1MB' })).errors).toEqual([
+      'poller "acme": source.max_body: 16MB is above FLEET_POLICY.max_body (1MB): set it to at most 1MB',
+    ]);
+    const set = config({ source: source({ max_body: '512KB' }) });
+    expect(put(set, policyOf({ max_body: '1MB' })).errors).toEqual([]);
+  });
 
   it('shows a secret in a host as ${NAME}, never its value', () => {
     const raw = config({ source: source({ url: 'https://${TENANT_HOST}/api' }) });

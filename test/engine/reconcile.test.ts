@@ -12,7 +12,10 @@ import type {
   Update,
 } from '../../src/engine/ports.ts';
 import { ListingReconciler } from '../../src/engine/reconcile.ts';
+import type { FetchById } from '../../src/engine/reconcile-ports.ts';
+import { decideDeletes } from '../../src/engine/reconcile-rules.ts';
 import { deletionsSource, listingSource } from '../../src/sources/derived-sources.ts';
+import { fetchRecordById } from '../../src/sources/fetch-record.ts';
 import { pagingStyles } from '../../src/sources/paging/index.ts';
 
 const MINUTE = 60_000;
@@ -50,12 +53,18 @@ function world(options: {
   perPage: number;
   pageMs: number;
   config?: Record<string, unknown>;
+  fetchById?: FetchById;
 }) {
   const clock = { now: START };
   const changes: Update[] = [];
   const listingPages: (string | null)[] = [];
   const delivered: DeliveryItem[] = [];
-  const hooks: { onPage?: () => void } = {};
+  const hooks: {
+    onPage?: () => void;
+    onListingStart?: () => void;
+    /** A page that fails instead (its cursor). */
+    fails?: (cursor: string | null) => boolean;
+  } = {};
   const listingState = { listed: options.listed };
   const stream: Source = {
     async fetchPage(window) {
@@ -66,6 +75,8 @@ function world(options: {
   const listing: Source = {
     async fetchPage(_window, cursor): Promise<PageResult> {
       listingPages.push(cursor);
+      if (hooks.fails?.(cursor)) return { ok: false, kind: 'transient', error: 'HTTP 503' };
+      if (cursor === null) hooks.onListingStart?.();
       clock.now += options.pageMs;
       hooks.onPage?.();
       const offset = Number(cursor ?? 0);
@@ -96,7 +107,7 @@ function world(options: {
     now: () => clock.now,
     random: () => 0.5,
     freshness,
-    reconcile: new ListingReconciler(listing, null),
+    reconcile: new ListingReconciler(listing, options.fetchById ?? null),
   };
   const engine = new PollerEngine(ctx, { set: async () => {} });
   return {
@@ -160,15 +171,16 @@ describe('a reconciliation gives the lease back to the incremental polls', () =>
 });
 
 describe('only a complete listing deletes (R16), as a property', () => {
-  it('deletes only ids a listing lacked, never more than max_deletes unless two non-empty listings agree', async () => {
+  it('deletes only ids two complete, non-empty listings in a row lacked, and only ids still live', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 20 }),
         fc.array(fc.array(fc.boolean(), { minLength: 20, maxLength: 20 }), {
           minLength: 1,
-          maxLength: 4,
+          maxLength: 6,
         }),
-        async (count, listings) => {
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+        async (count, shown, emptyAt) => {
           const ids = Array.from({ length: count }, (_, i) => `id${i}`);
           const w = world({
             listed: [],
@@ -182,41 +194,321 @@ describe('only a complete listing deletes (R16), as a property', () => {
           for (const id of ids) w.changes.push(update(id, START - 30_000));
           await w.engine.runNow(); // every id delivered once
           w.clock.now += MINUTE;
-          const deleted = new Set<string>();
-          let heldIds = new Set<string>();
-          for (const shown of listings) {
-            const listed = ids.filter((_, i) => shown[i]);
-            w.world.listed = listed;
-            const live = ids.filter((id) => !deleted.has(id));
-            const absent = live.filter((id) => !listed.includes(id));
-            const limit = Math.floor((live.length * 30) / 100);
-            const before = w.delivered.length;
+          // Each listing shows the next of `shown` (the last one again once they run out), and
+          // some are empty: a listing's deliveries come after it starts, before the next does.
+          const listings: string[][] = [];
+          const startsAt: number[] = [];
+          w.hooks.onListingStart = () => {
+            const at = listings.length;
+            const mask = shown[Math.min(at, shown.length - 1)] ?? [];
+            const empty = emptyAt[at % emptyAt.length] === true && at % 3 === 2;
+            w.world.listed = empty ? [] : ids.filter((_, i) => mask[i]);
+            listings.push(w.world.listed);
+            startsAt.push(w.delivered.length);
+          };
+          for (let run = 0; run < shown.length; run += 1) {
             w.store.reconciliation.request(w.clock.now);
             await w.engine.runNow();
             w.clock.now += MINUTE;
-            const sent = w.delivered.slice(before);
-            const deletes = sent
-              .filter((item) => item.op === 'delete')
-              .map((item) => item.update.id);
-            // Two non-empty complete listings that both lacked an id agree on it.
-            const agreed = listed.length > 0 ? absent.filter((id) => heldIds.has(id)) : [];
-            for (const id of deletes) {
-              expect(absent).toContain(id); // lacked by this listing, and live until then
-              deleted.add(id);
-            }
-            const unconfirmed = deletes.filter((id) => !agreed.includes(id));
-            expect(unconfirmed.length).toBeLessThanOrEqual(listed.length === 0 ? 0 : limit);
-            // An id listed again after its delete comes back (an upsert): live once more.
-            for (const item of sent) if (item.op === 'upsert') deleted.delete(item.update.id);
-            const held = w.store.reconciliation.state().held !== null;
-            // What an empty listing held is agreed with by no later listing.
-            const agreeable = held && listed.length > 0;
-            heldIds = new Set(agreeable ? absent.filter((id) => !deletes.includes(id)) : []);
           }
+          const deleted = new Set<string>();
+          w.delivered.forEach((item, index) => {
+            if (item.op === 'upsert') {
+              deleted.delete(item.update.id);
+              return;
+            }
+            // The listing that completed last before this delivery, and the one before it.
+            const last = startsAt.findLastIndex((at) => at <= index);
+            const [now, before] = [listings[last], listings[last - 1]];
+            expect(before, `a delete of ${item.update.id} on one listing's word`).toBeDefined();
+            for (const listing of [now, before]) {
+              expect(listing?.length).toBeGreaterThan(0);
+              expect(listing).not.toContain(item.update.id);
+            }
+            expect(deleted.has(item.update.id)).toBe(false); // live until then
+            deleted.add(item.update.id);
+          });
         },
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('a listing delete is confirmed before it goes out (R16)', () => {
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+
+  /** A world whose ids a–f were delivered once, listed two a page by offset. */
+  async function delivered(options: { fetchById?: FetchById; maxDeletes?: string } = {}) {
+    const w = world({
+      listed: [...ids],
+      perPage: 2,
+      pageMs: 10,
+      config: {
+        reconcile: {
+          every: '1h',
+          url: 'https://api.test/all',
+          max_deletes: options.maxDeletes ?? '50%',
+        },
+      },
+      ...(options.fetchById ? { fetchById: options.fetchById } : {}),
+    });
+    w.store.state.nextTickAt = START + 24 * 60 * MINUTE;
+    for (const id of ids) w.changes.push(update(id, START - 30_000));
+    await w.engine.runNow();
+    w.clock.now += MINUTE;
+    return w;
+  }
+  const deletesOf = (w: { delivered: DeliveryItem[] }) =>
+    w.delivered.filter((item) => item.op === 'delete').map((item) => item.update.id);
+
+  /** `a` goes away once page 1 (a, b) is read: page 2 at offset 2 is then (d, e), not (c, d). */
+  function deleteOnReadPage(w: Awaited<ReturnType<typeof delivered>>) {
+    let pages = 0;
+    w.hooks.onPage = () => {
+      pages += 1;
+      if (pages === 2) w.world.listed = w.world.listed.filter((id) => id !== 'a');
+    };
+  }
+
+  it('a record skipped by offset paging while one before it went away is not deleted; the one that went away is', async () => {
+    const w = await delivered();
+    deleteOnReadPage(w);
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    // The first listing lacked c (skipped: it moved onto page 1, read already). The second,
+    // started at once, lists c again, and is the first to lack a: nothing goes out yet.
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(2);
+    expect(deletesOf(w)).toEqual([]);
+    expect(w.store.reconciliation.state().last).toMatchObject({
+      deletes: 1,
+      outcome: 'unconfirmed',
+    });
+
+    // The next listing, at its time, lacks a too: a goes out, c never did.
+    w.clock.now += 60 * MINUTE;
+    await w.engine.runNow();
+
+    expect(deletesOf(w)).toEqual(['a']);
+    expect(w.store.reconciliation.state().last).toMatchObject({ deletes: 1, outcome: 'agreed' });
+  });
+
+  it('delivers no delete on one listing: it waits in storage for the next listing, in a later run', async () => {
+    const w = await delivered();
+    w.world.listed = ['b', 'c', 'd', 'e', 'f']; // a is gone
+    w.store.reconciliation.request(w.clock.now);
+    // The run ends before the confirming listing's first page: a nudge wants the lease.
+    w.hooks.onPage = () => {
+      if (w.listingPages.length === 3) w.freshness.recordNudge('pending', w.clock.now);
+    };
+
+    await w.engine.runNow();
+
+    expect(deletesOf(w)).toEqual([]);
+    // The confirming listing has begun (due at once), with no page read yet.
+    expect(w.store.reconciliation.state()).toMatchObject({
+      listing: { confirms: true, pages: 0 },
+      last: { deletes: 1, outcome: 'unconfirmed' },
+    });
+    expect([...w.store.reconciliation.changes.values()]).toMatchObject([
+      { id: 'a', op: 'delete', awaiting: true },
+    ]);
+
+    w.freshness.takeNudge();
+    await w.engine.runNow();
+
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(2);
+    expect(deletesOf(w)).toEqual(['a']);
+  });
+
+  it('drops a delete the next listing shows again', async () => {
+    const w = await delivered();
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    w.hooks.onListingStart = () => {
+      // The confirming listing shows a again (the first listing skipped it).
+      if (w.listingPages.length > 3) w.world.listed = [...ids];
+    };
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    expect(deletesOf(w)).toEqual([]);
+    expect(w.store.reconciliation.changes.size).toBe(0);
+    expect(w.store.reconciliation.state().last).toMatchObject({ deletes: 0 });
+  });
+
+  it('leaves what a confirming listing found to the listing after it, at its time', async () => {
+    const w = await delivered();
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    w.hooks.onListingStart = () => {
+      // Between the two listings, b goes away too: the second confirms a and finds b.
+      if (w.listingPages.length > 3) w.world.listed = ['c', 'd', 'e', 'f'];
+    };
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    expect(deletesOf(w)).toEqual(['a']);
+    const state = w.store.reconciliation.state();
+    expect(state.confirming).toBe(false);
+    expect(state.dueAt).toBe((state.last?.startedAt ?? 0) + 60 * MINUTE);
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(2);
+    expect([...w.store.reconciliation.changes.values()]).toMatchObject([
+      { id: 'b', op: 'delete', awaiting: true },
+    ]);
+  });
+
+  it('a confirming listing that starts over after failing pages is still the confirming one', async () => {
+    const w = await delivered();
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    // The confirming listing's second page fails five times in a row: it starts over.
+    let failures = 0;
+    w.hooks.fails = (cursor) => {
+      const confirming = w.store.reconciliation.state().listing?.confirms === true;
+      if (!confirming || cursor !== '2' || failures >= 5) return false;
+      failures += 1;
+      return true;
+    };
+    w.hooks.onListingStart = () => {
+      if (failures === 5) w.world.listed = ['c', 'd', 'e', 'f']; // b went meanwhile
+    };
+    w.store.reconciliation.request(w.clock.now);
+    await w.engine.runNow();
+    // Each failure backs off; the runs after it go on, until the listing started over completes.
+    for (let run = 0; run < 8; run += 1) {
+      w.clock.now = Math.max(w.clock.now, w.store.reconciliation.state().retryAt ?? 0) + 1;
+      await w.engine.runNow();
+    }
+
+    // It confirmed a; b, which it found, waits for the listing at its time, not one at once.
+    expect(failures).toBe(5);
+    expect(deletesOf(w)).toEqual(['a']);
+    const state = w.store.reconciliation.state();
+    expect(state.dueAt).toBe((state.last?.startedAt ?? 0) + 60 * MINUTE);
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(3);
+  });
+
+  it('with reconcile.fetch, delivers a delete only when the fetch answers gone, and drops one it answers', async () => {
+    const asked: string[] = [];
+    const live = new Set(ids);
+    const w = await delivered({
+      fetchById: async (id) => {
+        asked.push(id);
+        return { ok: true, record: live.has(id) ? { id } : null };
+      },
+    });
+    deleteOnReadPage(w);
+    w.hooks.onPage = ((onPage) => () => {
+      onPage?.();
+      live.delete('a');
+    })(w.hooks.onPage);
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    // One listing, no second: it lacks c (skipped), which the fetch answers: dropped.
+    expect(w.listingPages.filter((cursor) => cursor === null)).toHaveLength(1);
+    expect(asked).toEqual(['c']);
+    expect(deletesOf(w)).toEqual([]);
+    expect(w.store.reconciliation.changes.size).toBe(0);
+
+    // The next listing lacks a, which the fetch answers 404: it goes out.
+    w.store.reconciliation.request(w.clock.now);
+    await w.engine.runNow();
+    expect(asked).toEqual(['c', 'a']);
+    expect(deletesOf(w)).toEqual(['a']);
+  });
+
+  it('with reconcile.fetch, keeps a delete whose fetch failed, and tries it again', async () => {
+    let failing = true;
+    const w = await delivered({
+      fetchById: async () =>
+        failing ? { ok: false, error: 'HTTP 503' } : { ok: true, record: null },
+    });
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+    expect(deletesOf(w)).toEqual([]);
+    expect(w.store.reconciliation.state().error?.message).toContain('fetch a: HTTP 503');
+
+    failing = false;
+    w.clock.now = (w.store.reconciliation.state().retryAt ?? 0) + 1;
+    await w.engine.runNow();
+    expect(deletesOf(w)).toEqual(['a']);
+  });
+
+  it('with reconcile.fetch, still holds deletes above max_deletes, and fetches none of them', async () => {
+    const asked: string[] = [];
+    const w = await delivered({
+      maxDeletes: '1',
+      fetchById: async (id) => {
+        asked.push(id);
+        return { ok: true, record: null };
+      },
+    });
+    w.world.listed = ['c', 'd', 'e', 'f'];
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    expect(deletesOf(w)).toEqual([]);
+    expect(asked).toEqual([]);
+    expect(w.store.reconciliation.state().held).toMatchObject({ deletes: 2 });
+  });
+});
+
+describe("what becomes of a completed listing's deletes", () => {
+  const config = configOf({
+    reconcile: { every: '1h', url: 'https://api.test/all', max_deletes: '10%' },
+  }).reconcile;
+  if (config === undefined) throw new Error('reconcile');
+  const listing = {
+    ids: 99,
+    unreadable: 0,
+    deletes: 1,
+    alsoHeld: 0,
+    alsoAwaiting: 0,
+    known: 100,
+    held: null,
+    fetches: false,
+  };
+
+  it.each([
+    [
+      'one delete, no fetch: it waits for the next listing',
+      {},
+      { awaits: true, hold: false, outcome: 'unconfirmed' },
+    ],
+    [
+      'one delete, with fetch: out, fetched first',
+      { fetches: true },
+      { awaits: false, hold: false, outcome: 'delivered' },
+    ],
+    [
+      'one delete a listing before found: confirmed',
+      { alsoAwaiting: 1 },
+      { confirm: true, awaits: false, fresh: 0, outcome: 'agreed' },
+    ],
+    [
+      'above max_deletes: held, not awaiting',
+      { deletes: 11, ids: 89 },
+      { hold: true, awaits: false, outcome: 'held' },
+    ],
+    [
+      'a listing with an unreadable record confirms nothing',
+      { alsoAwaiting: 1, unreadable: 1 },
+      { confirm: false, hold: true, fresh: 1 },
+    ],
+    [
+      'an empty listing confirms nothing',
+      { ids: 0, alsoAwaiting: 1 },
+      { confirm: false, hold: true },
+    ],
+  ] as const)('%s', (_, change, expected) => {
+    expect(decideDeletes({ ...listing, ...change }, config)).toMatchObject(expected);
   });
 });
 
@@ -280,6 +572,111 @@ describe('the endpoints beside the main stream take what they leave out from it'
     expect(entry.ok).toBe(false);
     if (!entry.ok)
       expect(entry.errors.join(' ')).toContain('source.deletions.sorted: cannot be "asc"');
+  });
+});
+
+describe('reconcile.fetch puts a listed id into its path, and nowhere else', () => {
+  const loadFetch = (fetch: string) =>
+    loadPoller(
+      'fetching',
+      {
+        every: '1m',
+        source: { url: 'https://api.test/changes', from_param: 'since' },
+        deliver: { type: 'webhook', url: 'https://receiver.test/', secret: 'a-secret-for-tests' },
+        reconcile: { every: '1h', url: 'https://api.test/all', fetch },
+      },
+      {},
+    );
+
+  it.each([
+    ['the host', 'https://{id}.api.test/items'],
+    ['the host, behind one in the path', 'https://api.test/items/{id}?then=https://{id}.api.test'],
+    ['the query', 'https://api.test/items?id={id}'],
+    ['the userinfo', 'https://{id}@api.test/items/1'],
+    ['the fragment', 'https://api.test/items/{id}#{id}'],
+  ])('refuses {id} in %s, with a message that says why', (_, fetch) => {
+    const entry = loadFetch(fetch);
+    expect(entry.ok).toBe(false);
+    if (!entry.ok) {
+      expect(entry.errors.join('\n')).toContain(
+        'reconcile.fetch: may hold {id} only in its path (e.g. "https://api.example.com/tickets/{id}"): a listing\'s ids would choose the host',
+      );
+    }
+  });
+
+  it('takes {id} anywhere in the path, more than once', () => {
+    expect(loadFetch('https://api.test/items/{id}/full').ok).toBe(true);
+    expect(loadFetch('https://api.test/{id}/comments/{id}.json').ok).toBe(true);
+  });
+
+  /** The URLs one id makes `reconcile.fetch` ask for. */
+  async function asked(template: string, id: string) {
+    const urls: string[] = [];
+    const byId = fetchRecordById(
+      template,
+      configOf().source,
+      async (request) => {
+        urls.push(request.url);
+        return new Response('gone', { status: 404 });
+      },
+      [],
+    );
+    return { answer: await byId(id), urls };
+  }
+
+  it.each([
+    ['../x', 'https://api.test/items/..%2Fx/full'],
+    ['a/b?c', 'https://api.test/items/a%2Fb%3Fc/full'],
+    ['x#y', 'https://api.test/items/x%23y/full'],
+    ['@evil.test', 'https://api.test/items/%40evil.test/full'],
+    ['%2e%2e', 'https://api.test/items/%252e%252e/full'],
+  ])('percent-encodes %s into one path segment', async (id, url) => {
+    expect((await asked('https://api.test/items/{id}/full', id)).urls).toEqual([url]);
+  });
+
+  it('puts the id into every {id} of the path', async () => {
+    const { urls } = await asked('https://api.test/{id}/comments/{id}', 'a b');
+    expect(urls).toEqual(['https://api.test/a%20b/comments/a%20b']);
+  });
+
+  it.each(['..', '.'])(
+    "never asks for an id that is a dot segment (%s): another path's 404 confirms no delete",
+    async (id) => {
+      const { answer, urls } = await asked('https://api.test/items/{id}', id);
+      expect(urls).toEqual([]);
+      expect(answer).toMatchObject({ ok: false, unaddressable: true });
+    },
+  );
+
+  it('drops a listing delete whose id cannot be fetched, with a warning, and goes on', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const w = world({
+      listed: ['b'],
+      perPage: 5,
+      pageMs: 10,
+      fetchById: fetchRecordById(
+        'https://api.test/items/{id}',
+        configOf().source,
+        async () => new Response('gone', { status: 404 }),
+        [],
+      ),
+    });
+    w.ctx.log = (line) => lines.push(line);
+    w.store.state.nextTickAt = START + 24 * 60 * MINUTE;
+    for (const id of ['..', 'b']) w.changes.push(update(id, START - 30_000));
+    await w.engine.runNow();
+    w.clock.now += MINUTE;
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+
+    expect(w.delivered.filter((item) => item.op === 'delete')).toEqual([]);
+    expect(w.store.reconciliation.changes.size).toBe(0);
+    expect(w.store.reconciliation.state().error).toBeNull();
+    expect(lines.find((line) => line.event === 'reconcile_dropped')).toMatchObject({
+      level: 'warn',
+      op: 'delete',
+    });
   });
 });
 

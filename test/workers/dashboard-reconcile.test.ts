@@ -14,17 +14,21 @@ let upstream: FakeUpstream;
 let receiver: FakeReceiver;
 /** What the full listing (reconcile.url) answers: these ids, or a scripted response. */
 let listed: string[];
+/** What the next listings answer, in turn, before `listed`. */
+let listedNext: string[][];
 let listingFails: (() => Response) | null;
 
 beforeEach(() => {
   upstream = new FakeUpstream();
   listed = [];
+  listedNext = [];
   listingFails = null;
   const host = {
     handle(request: Request): Promise<Response> {
       if (request.url.split('?')[0] !== LISTING) return upstream.handle(request);
       if (listingFails) return Promise.resolve(listingFails());
-      const sessions = listed.map((id) => ({ id, updated_at: new Date().toISOString() }));
+      const ids = listedNext.shift() ?? listed;
+      const sessions = ids.map((id) => ({ id, updated_at: new Date().toISOString() }));
       return Promise.resolve(Response.json({ sessions, next_cursor: null }));
     },
   };
@@ -137,20 +141,42 @@ describe('reconciliation on the poller page', () => {
     const name = await reconciled({ max_deletes: '50%' });
     listed = ['a', 'b', 'd']; // c is gone, d is new
     await api('POST', `/pollers/${name}/reconcile`);
-    await runUntil(name, (view) => view.last_listing !== null && view.pending === 0);
+    await runUntil(name, (view) => view.last_listing?.outcome === 'agreed' && view.pending === 0);
     await vi.waitUntil(() => receiver.deliveries.length === 5);
 
     const html = await page(name, STATUS_TOKEN);
     expect(html).not.toContain('class="held"');
     expect(html).not.toContain('data-action="reconcile-confirm"');
+    // The second listing, at once, confirmed the first one's delete; d was upserted by the first.
     expect(fact(html, 'Last listing')).toMatch(
-      /: 3 ids listed, 1 delete, 1 upsert; its changes delivered \(or on their way\)$/,
+      /: 3 ids listed, 1 delete, 0 upserts; it found deletes an earlier listing found again: those delivered$/,
     );
     expect(fact(html, 'In progress')).toBe('none');
     expect(fact(html, 'Pending')).toBe('nothing');
     expect(fact(html, 'Error')).toBe('none');
     expect(fact(html, 'Next listing')).toMatch(/^\S+ \S+ \(in (60|59)m\), every 1h$/);
     expect(section(html)).toContain('data-action="reconcile"');
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('a poller page shows the deletes waiting for the next listing to confirm them', async () => {
+    const name = await reconciled({ max_deletes: '50%' });
+    // The first lacks c; the second (at once) lists c and lacks b; b waits for the third.
+    listedNext = [
+      ['a', 'b'],
+      ['a', 'c'],
+    ];
+    await api('POST', `/pollers/${name}/reconcile`);
+    await runUntil(name, (view) => view.last_listing?.outcome === 'unconfirmed' && !view.listing);
+
+    const html = await page(name, STATUS_TOKEN);
+    expect(fact(html, 'Last listing')).toMatch(
+      /: 2 ids listed, 1 delete, 0 upserts; its deletes wait for the next listing to confirm them$/,
+    );
+    expect(fact(html, 'Pending')).toBe(
+      'nothing; 1 delete waiting for the next listing to confirm it',
+    );
+    expect(receiver.deliveries.filter((d) => d.op === 'delete')).toEqual([]);
     await api('DELETE', `/pollers/${name}`);
   });
 

@@ -145,6 +145,22 @@ describe('PUT /pollers/:name: what a runtime config may reach', () => {
     expect((await api('GET', `/pollers/${name}/config`)).status).toBe(404);
   });
 
+  it('refuses a source.max_body above FLEET_POLICY.max_body (16MB unless it says more), naming both', async () => {
+    const name = unique('big-body');
+    const config = tenantConfig(name, 'UPSTREAM_TOKEN');
+    const body = { ...config, source: { ...config.source, max_body: '8GB' } };
+    const refused = await put(name, body);
+    expect(refused.status).toBe(400);
+    expect(await errorsOf(refused)).toEqual([
+      `poller "${name}": source.max_body: 8GB is above FLEET_POLICY.max_body (16MB): set it to at most 16MB`,
+    ]);
+    expect((await api('GET', `/pollers/${name}/config`)).status).toBe(404);
+
+    const raised = await putUnder({ ...TEST_FLEET_POLICY, max_body: '8GB' }, name, body);
+    expect(raised.status).toBe(201);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('refuses http:// URLs: credentials would travel in clear', async () => {
     const name = unique('plain');
     const response = await put(name, {

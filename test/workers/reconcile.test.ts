@@ -69,14 +69,20 @@ describe('reconciliation (reconcile)', () => {
     // Versioned by the version last delivered of it: a receiver keeping the newest takes it.
     expect(deleted?.version).toBe(receiver.deliveries[1]?.version);
     expect(JSON.parse(deleted?.body ?? '{}')).toMatchObject({ op: 'delete', record: null });
+    // Two listings: the first found it, the second (at once) confirmed it.
+    expect(saas.asked('/v1/all').map((url) => url.searchParams.get('cursor'))).toEqual([
+      null,
+      null,
+    ]);
     const view = (await status(name)).reconcile;
     expect(view?.last_listing).toMatchObject({
       ids: 1,
       deletes: 1,
       upserts: 0,
-      outcome: 'delivered',
+      outcome: 'agreed',
     });
     expect(view?.held).toBeNull();
+    expect(view?.unconfirmed).toBe(0);
     await api('DELETE', `/pollers/${name}`);
   });
 
@@ -445,6 +451,64 @@ describe('reconciliation (reconcile)', () => {
     const after = await status(name);
     expect(after.reconcile?.pending).toBe(0);
     expect(after.storage.tables.delivery_failures.rows).toBe(0); // its failure went with it
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('does not delete a live record an offset-paged listing skipped when one on a page it had read went away; deletes that one once confirmed', async () => {
+    for (const id of ['a', 'b', 'c', 'd', 'e']) saas.put(id, Date.now() - 5 * MINUTE);
+    saas.perPage = 2; // by offset: the cursor is the index of the page's first record
+    const name = await withListing('reconcile-offset-shift', { max_deletes: 1 });
+    await runToRest(name);
+    // a goes away once page 1 (a, b) is read: page 2 at offset 2 is (d, e), c is skipped.
+    saas.respondOnce('/v1/all', (url) => {
+      const page = saas.answer(url);
+      saas.remove('a');
+      return page;
+    });
+
+    await reconcileNow(name);
+
+    // The first listing lacked c, one delete of five (within max_deletes); the second, at
+    // once, listed c and lacked a, which the first had listed: nothing goes out yet.
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
+    const first = (await status(name)).reconcile;
+    expect(first?.last_listing).toMatchObject({ deletes: 1, outcome: 'unconfirmed' });
+    expect(first?.unconfirmed).toBe(1);
+
+    await reconcileNow(name); // lacks a again: confirmed
+
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([['a', 'delete']]);
+    expect((await status(name)).reconcile).toMatchObject({
+      unconfirmed: 0,
+      pending: 0,
+      last_listing: { outcome: 'agreed' },
+    });
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('with reconcile.fetch, delivers a listing delete only when the record answers 404, and drops one that answers', async () => {
+    for (const id of ['a', 'b', 'c', 'd', 'e']) saas.put(id, Date.now() - 5 * MINUTE);
+    saas.perPage = 2;
+    const name = await withListing('reconcile-offset-fetch', {
+      max_deletes: 1,
+      fetch: 'https://upstream.test/v1/sessions/{id}',
+    });
+    await runToRest(name);
+    saas.respondOnce('/v1/all', (url) => {
+      const page = saas.answer(url);
+      saas.remove('a');
+      return page;
+    });
+
+    await reconcileNow(name); // lacks c, which its fetch answers: dropped
+    expect(saas.asked('/v1/sessions/c')).toHaveLength(1);
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([]);
+
+    await reconcileNow(name); // lacks a, which its fetch answers 404: delivered
+    expect(saas.asked('/v1/sessions/a')).toHaveLength(1);
+    expect(seen().filter(([, op]) => op === 'delete')).toEqual([['a', 'delete']]);
+    // One listing each time: the fetch confirmed, no second listing was needed.
+    expect(saas.asked('/v1/all').filter((url) => !url.searchParams.has('cursor'))).toHaveLength(2);
     await api('DELETE', `/pollers/${name}`);
   });
 

@@ -9,7 +9,8 @@ type LastListing = NonNullable<ReconcileView['last_listing']>;
 const OUTCOMES: Record<LastListing['outcome'], string> = {
   delivered: 'its changes delivered (or on their way)',
   held: 'its deletes held (above)',
-  agreed: 'it found deletes held before again: those delivered',
+  agreed: 'it found deletes an earlier listing found again: those delivered',
+  unconfirmed: 'its deletes wait for the next listing to confirm them',
 };
 
 function lastListingText(last: LastListing | null, now: number): string {
@@ -31,6 +32,13 @@ function nextListingText(view: ReconcileView, now: number): string {
   const check = view.held === null ? '' : ', to check the held deletes';
   if (Date.parse(at) <= now) return `due since ${when(at)}: the next run starts it${check}`;
   return `${when(at)} (${relative(at, now)}), every ${view.every}${check}`;
+}
+
+function pendingText(view: ReconcileView): string {
+  const found =
+    view.pending === 0 ? 'nothing' : `${plural(view.pending, 'change')} found, not delivered yet`;
+  if (view.unconfirmed === 0) return found;
+  return `${found}; ${plural(view.unconfirmed, 'delete')} waiting for the next listing to confirm ${view.unconfirmed === 1 ? 'it' : 'them'}`;
 }
 
 function errorText(error: ReconcileView['error'], now: number) {
@@ -70,10 +78,7 @@ export function reconcileSection(status: PollerStatus, now: number) {
   const rows: [string, unknown][] = [
     ['Last listing', lastListingText(view.last_listing, now)],
     ['In progress', inProgressText(view.listing, now)],
-    [
-      'Pending',
-      view.pending === 0 ? 'nothing' : `${plural(view.pending, 'change')} found, not delivered yet`,
-    ],
+    ['Pending', pendingText(view)],
     ['Error', errorText(view.error, now)],
     ['Next listing', nextListingText(view, now)],
   ];

@@ -3,6 +3,7 @@
 import { isoTime } from '../../engine/iso-time.ts';
 import type {
   DeliveryOp,
+  FoundDeletes,
   ListedId,
   PendingChange,
   ReconcileState,
@@ -17,8 +18,8 @@ import type { StoreHost } from './host.ts';
  * Owns the reconciliation's tables (migration 15): `reconcile_state` (one row: where it is,
  * as JSON, and an admin's request and confirm beside it, so a run's write never overwrites
  * them), `reconcile_listing` (the ids of the listing going on, with the records of those to
- * upsert) and `reconcile_pending` (the deletes and upserts completed listings found, held or
- * waiting to be delivered). The diff is SQL over `id_memory`: nothing of it is held in memory.
+ * upsert) and `reconcile_pending` (the deletes and upserts completed listings found, held,
+ * awaiting the next listing's confirmation, or waiting to be delivered). The diff is SQL over `id_memory`: nothing of it is held in memory.
  * Every write a run makes is fenced (R6) through `fenced`.
  */
 export class Reconciliation implements ReconcileStore {
@@ -84,18 +85,20 @@ export class Reconciliation implements ReconcileStore {
     });
   }
 
-  countDeletes(before: number): { deletes: number; alsoHeld: number } {
+  countDeletes(before: number): { deletes: number; alsoHeld: number; alsoAwaiting: number } {
     const row = this.host.sql
-      .exec<{ deletes: number; held: number }>(
+      .exec<{ deletes: number; held: number; awaiting: number }>(
         `SELECT COUNT(*) AS deletes,
            COALESCE(SUM(EXISTS (SELECT 1 FROM reconcile_pending p
-             WHERE p.id = m.id AND p.op = 'delete' AND p.held = 1)), 0) AS held
+             WHERE p.id = m.id AND p.op = 'delete' AND p.held = 1)), 0) AS held,
+           COALESCE(SUM(EXISTS (SELECT 1 FROM reconcile_pending p
+             WHERE p.id = m.id AND p.op = 'delete' AND p.awaiting = 1)), 0) AS awaiting
          FROM id_memory m
          WHERE ${GONE}`,
         before,
       )
       .one();
-    return { deletes: row.deletes, alsoHeld: row.held };
+    return { deletes: row.deletes, alsoHeld: row.held, alsoAwaiting: row.awaiting };
   }
 
   heldCount(): number {
@@ -110,12 +113,17 @@ export class Reconciliation implements ReconcileStore {
       .one().n;
   }
 
-  completeListing(
-    epoch: number,
-    found: { before: number; foundAt: number; hold: boolean; agree: boolean },
-    state: ReconcileState,
-  ): boolean {
+  completeListing(epoch: number, found: FoundDeletes, state: ReconcileState): boolean {
     return this.fenced(epoch, () => {
+      if (found.confirm) {
+        this.host.write(
+          `UPDATE reconcile_pending SET awaiting = 0
+           WHERE awaiting = 1 AND id IN (SELECT m.id FROM id_memory m WHERE ${GONE})`,
+          found.before,
+        );
+      }
+      // Deletes waiting for this listing that it shows (or that it cannot confirm) are dropped.
+      this.host.write('DELETE FROM reconcile_pending WHERE awaiting = 1');
       if (found.agree) {
         this.host.write(
           `UPDATE reconcile_pending SET held = 0
@@ -127,10 +135,12 @@ export class Reconciliation implements ReconcileStore {
       this.host.write('DELETE FROM reconcile_pending WHERE held = 1');
       // A delete's version is its id's last delivered one; its text is made on the way out.
       this.host.write(
-        `INSERT INTO reconcile_pending (id, op, version, version_ms, record, held, found_at)
-         SELECT m.id, 'delete', '', m.version_ms, NULL, ?, ? FROM id_memory m WHERE ${GONE}
+        `INSERT INTO reconcile_pending
+           (id, op, version, version_ms, record, held, awaiting, found_at)
+         SELECT m.id, 'delete', '', m.version_ms, NULL, ?, ?, ? FROM id_memory m WHERE ${GONE}
          ON CONFLICT (id, op) DO NOTHING`,
         found.hold ? 1 : 0,
+        found.await ? 1 : 0,
         found.foundAt,
         found.before,
       );
@@ -165,7 +175,8 @@ export class Reconciliation implements ReconcileStore {
         record: string | null;
         found_at: number;
       }>(
-        `SELECT id, op, version, version_ms, record, found_at FROM reconcile_pending WHERE held = 0
+        `SELECT id, op, version, version_ms, record, found_at FROM reconcile_pending
+         WHERE held = 0 AND awaiting = 0
          ORDER BY op DESC, id LIMIT ?`,
         limit,
       )
@@ -198,20 +209,19 @@ export class Reconciliation implements ReconcileStore {
       every,
       state: this.state(),
       requestedAt: this.requestedAt(),
-      pending: this.counts().pending,
+      ...this.counts(),
     };
   }
 
-  /** Rows of the listing going on, and changes waiting: for status. */
-  counts(): { listed: number; pending: number; held: number } {
-    const row = this.host.sql
-      .exec<{ listed: number; pending: number; held: number }>(
-        `SELECT (SELECT COUNT(*) FROM reconcile_listing) AS listed,
-           (SELECT COUNT(*) FROM reconcile_pending WHERE held = 0) AS pending,
-           (SELECT COUNT(*) FROM reconcile_pending WHERE held = 1) AS held`,
+  /** Changes waiting to be delivered, and deletes waiting for the next listing: for status. */
+  counts(): { pending: number; unconfirmed: number } {
+    return this.host.sql
+      .exec<{ pending: number; unconfirmed: number }>(
+        `SELECT COALESCE(SUM(held = 0 AND awaiting = 0), 0) AS pending,
+           COALESCE(SUM(awaiting = 1), 0) AS unconfirmed
+         FROM reconcile_pending`,
       )
       .one();
-    return row;
   }
 
   private row():
