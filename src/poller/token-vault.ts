@@ -24,8 +24,12 @@ interface Sealed {
  * SECRETS_KEY like its own secrets (AES-GCM, a key per poller): a static poller's rotated
  * refresh token lives here too, never in Worker secrets. The binding the tokens were obtained
  * for is sealed with them, so no plain column can lend them to another config; tokens sealed
- * for another binding (or before bindings were sealed) count as none, as does a seal that
- * cannot be opened (the key was changed). Opened once per renewal or per instance.
+ * for another binding count as none, as does a seal that cannot be opened (the key was
+ * changed). Tokens sealed before bindings were are taken once, for the config being wired,
+ * when they descend from its configured refresh token (their row's `refresh_for` was that
+ * token's fingerprint then): a provider that rotates refresh tokens has retired the configured
+ * one, so dropping them would force a reconnect on every such poller at the upgrade. Opened
+ * once per renewal or per instance.
  */
 export class SqliteTokenVault implements TokenVault {
   private opened: { sealed: string; tokens: StoredTokens; bound: string | null } | null = null;
@@ -36,7 +40,7 @@ export class SqliteTokenVault implements TokenVault {
     private readonly poller: string,
   ) {}
 
-  async load(binding: string): Promise<StoredTokens> {
+  async load(binding: string, lineage: string | null): Promise<StoredTokens> {
     const row = this.table.row();
     if (row === null || row.sealed === null) return NONE;
     if (this.opened?.sealed !== row.sealed) {
@@ -45,7 +49,8 @@ export class SqliteTokenVault implements TokenVault {
         const text = await decryptSecret(this.keys, this.poller, SEALED_AS, sealed);
         const { access, refresh, bound } = JSON.parse(text) as Sealed;
         const tokens = { access, refresh, expiresAt: row.expires_at, issuedAt: row.issued_at };
-        this.opened = { sealed: row.sealed, tokens, bound: bound ?? null };
+        const adopted = lineage !== null && row.refresh_for === lineage ? binding : null;
+        this.opened = { sealed: row.sealed, tokens, bound: bound ?? adopted };
       } catch {
         return NONE;
       }

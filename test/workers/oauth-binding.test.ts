@@ -1,4 +1,13 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { Poller } from '../../src/poller/durable-object.ts';
+import {
+  decryptSecret,
+  encryptSecret,
+  type SealedSecret,
+  secretKeysFrom,
+} from '../../src/secrets/index.ts';
 import { api, createPoller, objectOf, runtimeConfig, setSecret } from '../support/fleet.ts';
 import { FakeOAuthProvider } from './fake-oauth.ts';
 import { type FakeHost, FakeUpstream, installFakes } from './fakes.ts';
@@ -146,6 +155,82 @@ describe('OAuth 2.0 tokens are bound to the config they were obtained under (R18
     expect(reply).toMatchObject({ run: { outcome: 'success' } });
     expect(provider.presented.at(-1)).toBe('refresh-given-again');
     for (const request of seen) expect(obtained).not.toContain(request.authorization);
+    await api('DELETE', `/pollers/${name}`);
+  });
+});
+
+describe('OAuth 2.0 tokens sealed before tokens were bound to a config', () => {
+  /** Rewrites the vault's row as it was before bindings: no binding in the seal, and `refresh_for` the configured token's fingerprint (or `lineage`). */
+  async function sealedAsBefore(name: string, lineage: string) {
+    const keys = secretKeysFrom(env);
+    if (!keys.ok) throw keys.error;
+    await runInDurableObject(objectOf(name), async (_instance: Poller, state) => {
+      const [row] = state.storage.sql
+        .exec<{ sealed: string }>('SELECT sealed FROM oauth_tokens WHERE id = 1')
+        .toArray();
+      if (row === undefined) throw new Error('no tokens were sealed');
+      const text = await decryptSecret(
+        keys.keys,
+        name,
+        'oauth_tokens',
+        JSON.parse(row.sealed) as SealedSecret,
+      );
+      const { access, refresh } = JSON.parse(text) as { access: string; refresh: string };
+      const before = await encryptSecret(
+        keys.keys,
+        name,
+        'oauth_tokens',
+        JSON.stringify({ access, refresh }),
+      );
+      state.storage.sql.exec(
+        'UPDATE oauth_tokens SET sealed = ?, refresh_for = ? WHERE id = 1',
+        JSON.stringify(before),
+        lineage,
+      );
+    });
+    // A new instance, as after the deploy that brings bindings: nothing cached in memory.
+    await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
+      state.abort('test: a deploy'),
+    ).catch((error: unknown) => error);
+  }
+
+  /** The fingerprint the vault kept of the configured refresh token before bindings. */
+  async function fingerprintOf(token: string): Promise<string> {
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token));
+    return [...new Uint8Array(digest).slice(0, 12)]
+      .map((byte) => byte.toString(16).padStart(2, '0'))
+      .join('');
+  }
+
+  it('keeps using them when they descend from the configured refresh token: no reconnect at the upgrade', async () => {
+    const { name, obtained } = await pollerThatRan();
+    await sealedAsBefore(name, await fingerprintOf(provider.firstRefreshToken));
+    const renewals = provider.renewals;
+    seen = [];
+
+    upstream.add('b', Date.now());
+    const reply = await objectOf(name).runNow();
+
+    // The access token they hold is used as it is; the configured refresh token, which the
+    // provider retired when it rotated, is never presented again.
+    expect(reply).toMatchObject({ run: { outcome: 'success' } });
+    expect(provider.renewals).toBe(renewals);
+    expect(obtained).toContain(seen[0]?.authorization);
+    expect(provider.retiredPresented).toEqual([]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('counts them as none when they descend from another refresh token', async () => {
+    const { name } = await pollerThatRan();
+    await sealedAsBefore(name, await fingerprintOf('refresh-of-another-config'));
+    provider.valid.add(provider.firstRefreshToken);
+    provider.expireAll();
+
+    upstream.add('b', Date.now());
+    const reply = await objectOf(name).runNow();
+
+    expect(reply).toMatchObject({ run: { outcome: 'success' } });
+    expect(provider.presented.at(-1)).toBe(provider.firstRefreshToken);
     await api('DELETE', `/pollers/${name}`);
   });
 });

@@ -21,8 +21,12 @@ export interface StoredTokens {
  * one binding only: those of another are no tokens at all (R18).
  */
 export interface TokenVault {
-  /** The tokens obtained for `binding`; none when the stored ones were obtained for another. */
-  load(binding: string): Promise<StoredTokens>;
+  /**
+   * The tokens obtained for `binding`; none when the stored ones were obtained for another.
+   * Tokens sealed before bindings were (no binding of their own) are taken for `binding` only
+   * when they descend from the configured refresh token whose fingerprint is `lineage`.
+   */
+  load(binding: string, lineage: string | null): Promise<StoredTokens>;
   /** Keeps a renewal's tokens, obtained for `binding`; resolves only once they are durable (R17). */
   save(tokens: StoredTokens, binding: string, at: number): Promise<void>;
   /** Keeps a renewal's failure; `reconnectFor`: the binding whose refresh token the provider refused for good. */
@@ -55,6 +59,7 @@ export class OAuth2Authorizer implements Authorizer {
   private cached: { value: string; usableUntil: number } | null = null;
   private readonly tokens = new Set<string>();
   private bound: Promise<string> | null = null;
+  private descends: Promise<string | null> | null = null;
 
   constructor(
     private readonly config: OAuth2Config,
@@ -79,7 +84,7 @@ export class OAuth2Authorizer implements Authorizer {
     if (this.cached !== null && this.cached.usableUntil > now) {
       return { ok: true, value: this.cached.value };
     }
-    const stored = await this.vault.load(await this.binding());
+    const stored = await this.vault.load(await this.binding(), await this.lineage());
     if (stored.access !== null && usableUntil(stored) > now) {
       return this.use(stored.access, usableUntil(stored));
     }
@@ -108,7 +113,7 @@ export class OAuth2Authorizer implements Authorizer {
       const refused = await this.refused();
       if (refused) return refused;
       const binding = await this.binding();
-      const stored = await this.vault.load(binding);
+      const stored = await this.vault.load(binding, await this.lineage());
       const until = usableUntil(stored);
       if (stored.access !== null && until > this.options.now()) {
         if (`Bearer ${stored.access}` !== rejected) return this.use(stored.access, until);
@@ -183,6 +188,13 @@ export class OAuth2Authorizer implements Authorizer {
   private binding(): Promise<string> {
     this.bound ??= bindingOf(this.config, this.options.origin);
     return this.bound;
+  }
+
+  /** The configured refresh token's fingerprint: what tokens sealed before bindings descend from. */
+  private lineage(): Promise<string | null> {
+    const token = this.config.refresh_token;
+    this.descends ??= token === undefined ? Promise.resolve(null) : fingerprintOf(token);
+    return this.descends;
   }
 }
 
