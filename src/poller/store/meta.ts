@@ -14,7 +14,8 @@ export interface StoredRuntimeConfig {
  * Owns the `meta` table (migration 1), and is its only writer: what the object knows of
  * itself, one key each. `name` the poller's name (for an object whose id has none); `config`
  * and `config_version` a runtime poller's config; `incarnation` the runtime incarnation it
- * runs and `erased_incarnation` the newest one erased here (R14); `registered` that the
+ * runs and `erased_incarnation` the
+ * newest one erased here (R14); `registered` that the
  * registry lists it.
  */
 export class ObjectMeta {
