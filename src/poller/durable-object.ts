@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { isStatic } from '../catalog.ts';
 import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
@@ -66,6 +67,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     this.sqlite = new SqliteStore(ctx.storage, this.incarnation);
     this.secrets = new OwnSecrets(ctx.storage.sql, env);
     this.wirings = new WiringCache(env, this.secrets);
+    // A deploy that declares a static poller under the name of a deleted runtime poller: the
+    // tombstone refuses only that poller's incarnations, and the static poller starts clean.
+    const name = this.name;
+    if (name !== null && this.store.meta.tombstoneOnly() && isStatic(env, name)) {
+      const { epoch } = this.store.read().lease;
+      void ctx.blockConcurrencyWhile(() => this.wipe(this.store.meta.erasedIncarnation(), epoch));
+    }
   }
 
   /**
@@ -223,7 +231,8 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
   /**
    * Stops the poller for good and erases its storage (DELETE /pollers/:name), keeping only a
    * tombstone: `incarnation` (the registry's, for a runtime poller) is refused from now on,
-   * and every admin write until a configure of a newer incarnation. Ends this life first, before any await: a run still going sends nothing more and
+   * and every admin write until a new life starts (a configure of a newer incarnation, or at
+   * once a static poller declared under the name: see wipeStorage). Ends this life first, before any await: a run still going sends nothing more and
    * commits nothing (R14); every cache of the object goes with it (secrets, wiring,
    * freshness, nudge auth). No other call is let in until the object is fresh again.
    */
@@ -246,7 +255,10 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   /** Empties the object but for a tombstone and the epoch reached, once its life ended. */
   private async wipe(tombstone: number, epoch: number): Promise<void> {
-    this.sqlite = await wipeStorage(this.ctx.storage, this.incarnation, { tombstone, epoch });
+    const name = this.name;
+    const staticLife = name !== null && isStatic(this.env, name);
+    const erased = { tombstone, epoch, staticLife };
+    this.sqlite = await wipeStorage(this.ctx.storage, this.incarnation, erased);
   }
 
   /**

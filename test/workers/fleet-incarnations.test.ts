@@ -2,6 +2,7 @@ import {
   createExecutionContext,
   createMessageBatch,
   getQueueResult,
+  runDurableObjectAlarm,
   runInDurableObject,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -244,5 +245,63 @@ describe('an admin write never crosses incarnations (R14)', () => {
     );
     expect(audit).toEqual(['config.created']);
     await remove(name);
+  });
+});
+
+describe('a static poller declared under the name of a deleted runtime poller (R14)', () => {
+  /** `name`'s object as a deleted runtime poller's leaves it: a tombstone of its incarnation. */
+  async function tombstoneOf(name: string): Promise<void> {
+    const object = objectOf(name);
+    const incarnation = 1_000_000 + Math.floor(Math.random() * 1_000_000);
+    await object.configure(JSON.stringify(runtimeConfig()), 1, incarnation);
+    await object.erase(incarnation);
+  }
+
+  /** Runs the object's alarm until a run is in its history, or fails after `limit` tries. */
+  async function firstRun(name: string, limit = 200) {
+    for (let tries = 0; tries < limit; tries += 1) {
+      const [run] = await objectOf(name).runs(1);
+      if (run !== undefined) return run;
+      await runDurableObjectAlarm(objectOf(name));
+    }
+    throw new Error(`no run of "${name}" after ${limit} alarms`);
+  }
+
+  it('runs by its alarm, and its run ends and lets the lease go', async () => {
+    const name = 'crowded'; // a static test poller, whose object these tests give a tombstone
+    await tombstoneOf(name);
+
+    expect(await objectOf(name).trigger('cron')).toMatchObject({ outcome: 'started' });
+
+    expect(await firstRun(name)).toMatchObject({ trigger: 'cron', outcome: 'success' });
+    expect((await objectOf(name).status()).lease.held).toBe(false);
+    await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
+      state.storage.deleteAlarm(),
+    );
+  });
+
+  it('starts from a clean state after a deploy, whatever reached the tombstone before', async () => {
+    const name = 'one_attempt';
+    await tombstoneOf(name);
+    await runInDurableObject(objectOf(name), (instance: Poller, state) => {
+      // Erased under a deploy that did not declare the name: a tombstone only.
+      state.storage.sql.exec("DELETE FROM meta WHERE key = 'incarnation'");
+      // Written into the tombstone by an object that let writes in after its erase.
+      state.storage.sql.exec('UPDATE poller_state SET paused = 1, checkpoint = ?', 1_000);
+      writtenBehindTheStore(instance);
+    });
+    // The deploy that declares the static poller starts the object anew.
+    await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
+      state.abort('test: a deploy'),
+    ).catch(() => {});
+
+    const status = await objectOf(name).status();
+
+    expect(status).toMatchObject({ paused: false, checkpoint: null });
+    expect(await objectOf(name).trigger('cron')).toMatchObject({ outcome: 'started' });
+    expect(await firstRun(name)).toMatchObject({ trigger: 'cron', outcome: 'success' });
+    await runInDurableObject(objectOf(name), (_instance: Poller, state) =>
+      state.storage.deleteAlarm(),
+    );
   });
 });
