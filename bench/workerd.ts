@@ -82,7 +82,7 @@ export interface StorageStats {
 interface PollerStub {
   trigger(kind: 'cron' | 'manual'): Promise<unknown>;
   ensureScheduled(): Promise<unknown>;
-  setPaused(paused: boolean, reason: string | null): Promise<unknown>;
+  setPaused(meant: number, paused: boolean, reason: string | null): Promise<unknown>;
   runs(limit: number): Promise<unknown>;
   status(): Promise<unknown>;
   storageStats(): Promise<StorageStats>;
@@ -205,7 +205,8 @@ export async function startBench(
       ),
     trigger: (name, kind = 'manual') => plain(stub(name).trigger(kind)),
     schedule: (name) => plain(stub(name).ensureScheduled()),
-    pause: (name) => plain(stub(name).setPaused(true, 'bench: measured')),
+    // The bench's pollers are static (its POLLERS): their life is STATIC_INCARNATION, 0.
+    pause: (name) => plain(stub(name).setPaused(0, true, 'bench: measured')),
     runs: (name, limit = 1) => plain(stub(name).runs(limit)),
     storageStats: (name) => plain(stub(name).storageStats()),
   };

@@ -52,10 +52,23 @@ export function isStatic(env: Env, name: string): boolean {
   return staticConfig(env, name) !== undefined;
 }
 
+/** The life of a static poller, where a runtime poller's is its incarnation (never 0). */
+export const STATIC_INCARNATION = 0;
+
+/**
+ * Which life of the poller `name` is now (R14): STATIC_INCARNATION for a poller declared in
+ * POLLERS, a runtime poller's incarnation as the registry lists it, or null when there is no
+ * such poller. An admin write carries it to the poller's object, which refuses it once that
+ * life has ended. The config is not read.
+ */
+export async function pollerLife(env: Env, name: string): Promise<number | null> {
+  if (isStatic(env, name)) return STATIC_INCARNATION;
+  return registryOf(env).incarnationOf(name);
+}
+
 /** True when `name` is a poller: declared in POLLERS, or a runtime poller in the registry. */
 export async function pollerExists(env: Env, name: string): Promise<boolean> {
-  if (isStatic(env, name)) return true;
-  return registryOf(env).lists(name);
+  return (await pollerLife(env, name)) !== null;
 }
 
 /** A poller, static or runtime, with its config as written; null when there is none. */

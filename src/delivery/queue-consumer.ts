@@ -5,6 +5,7 @@ import {
   type PollerSettings,
   pollerObject,
   pollerSettings,
+  STATIC_INCARNATION,
 } from '../catalog.ts';
 import { redact } from '../config/interpolate.ts';
 import { withDeadline } from '../deadline.ts';
@@ -110,11 +111,16 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
     }
     const body = parsed.data;
     try {
-      if (isGone(await findPoller(env, body.poller), body.incarnation)) {
+      const entry = await findPoller(env, body.poller);
+      if (entry === null || isGone(entry, body.incarnation)) {
         drop(batch.queue, message, `poller "${body.poller}" was deleted`);
         continue;
       }
-      await pollerObject(env, body.poller).queueDeadLetter({
+      // Meant for the incarnation that sent it: an object erased (or created again) since the
+      // lookup above refuses it, and the message is dropped as above (R14).
+      const meant =
+        body.incarnation ?? (entry.kind === 'runtime' ? entry.incarnation : STATIC_INCARNATION);
+      const kept = await pollerObject(env, body.poller).queueDeadLetter(meant, {
         key: body.idempotency_key,
         id: body.id,
         version: body.version,
@@ -122,7 +128,8 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
         attempts: message.attempts,
         at: message.timestamp.getTime(),
       });
-      message.ack();
+      if (kept.outcome === 'refused') drop(batch.queue, message, kept.error);
+      else message.ack();
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       retryLater(batch.queue, message, `storing the dead letter failed: ${reason}`);

@@ -1,4 +1,4 @@
-import { envValues, findPoller, pollerObject } from '../catalog.ts';
+import { envValues, findPoller, pollerObject, STATIC_INCARNATION } from '../catalog.ts';
 import { readFleetPolicy } from '../config/fleet-policy.ts';
 import { secretsOffOrigin, takeKeepSecrets } from '../config/origin-change.ts';
 import { checkRuntimePut } from '../config/runtime-poller.ts';
@@ -70,7 +70,9 @@ export async function admitRuntimePut(
       body: { error: 'invalid poller config', errors: entry.errors },
     };
   }
-  for (const secret of moving) await object.deleteSecret(secret);
+  // Meant for the poller looked up above: refused (nothing to move) if deleted since.
+  const meant = previous?.kind === 'runtime' ? previous.incarnation : STATIC_INCARNATION;
+  for (const secret of moving) await object.deleteSecret(meant, secret);
   return {
     ok: true,
     raw,

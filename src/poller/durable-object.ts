@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import { isStatic } from '../catalog.ts';
 import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
@@ -12,6 +13,7 @@ import { SqliteFreshness } from './freshness-store.ts';
 import { Incarnation } from './incarnation.ts';
 import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
+import { otherLife } from './other-life.ts';
 import { OwnSecrets } from './own-secrets.ts';
 import { reconcileAdmin } from './reconcile-admin.ts';
 import { reportToRegistry } from './registry-report.ts';
@@ -22,6 +24,7 @@ import type {
   IssuedConfig,
   Misconfigured,
   NudgeRpcReply,
+  OtherLife,
   PollerRpc,
   PutSecretReply,
   QueuedDeadLetter,
@@ -36,6 +39,7 @@ import type { PollerStatus } from './status.ts';
 import { statusOf } from './status-of.ts';
 import type { StoredRun } from './store/history.ts';
 import { SqliteStore } from './store/index.ts';
+import { wipeStorage } from './wipe-storage.ts';
 import { type Wiring, WiringCache } from './wiring.ts';
 
 /**
@@ -63,6 +67,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     this.sqlite = new SqliteStore(ctx.storage, this.incarnation);
     this.secrets = new OwnSecrets(ctx.storage.sql, env);
     this.wirings = new WiringCache(env, this.secrets);
+    // A deploy that declares a static poller under the name of a deleted runtime poller: the
+    // tombstone refuses only that poller's incarnations, and the static poller starts clean.
+    const name = this.name;
+    if (name !== null && this.store.meta.tombstoneOnly() && isStatic(env, name)) {
+      const { epoch } = this.store.read().lease;
+      void ctx.blockConcurrencyWhile(() => this.wipe(this.store.meta.erasedIncarnation(), epoch));
+    }
   }
 
   /**
@@ -150,8 +161,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return { ...reply, run: { ...run, id: kept?.id ?? null } };
   }
 
-  async setPaused(paused: boolean, reason: string | null): Promise<{ paused: boolean }> {
-    const name = this.seen();
+  async setPaused(
+    meant: number,
+    paused: boolean,
+    reason: string | null,
+  ): Promise<{ paused: boolean } | OtherLife> {
+    const name = this.writer(meant);
+    if (typeof name !== 'string') return name;
     this.store.setPaused(paused);
     audit(this.store, name, paused ? 'poller.paused' : 'poller.resumed', { reason }, Date.now());
     const engine = await this.engine(name);
@@ -180,9 +196,12 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
         errors: [`poller "${this.named()}": deleted meanwhile`],
       };
     }
-    // A newer incarnation than the one here: the registry forgot the older one, so must this
-    // object (only a crash between the registry's steps could bring this about).
-    if (running !== null && incarnation > running) await this.erase(running);
+    // A new incarnation starts from empty tables, whatever reached the object since its last
+    // erase or ran here before (a crash between the registry's steps can make it forget an
+    // older one). A fresh object, or one from before incarnations, keeps what it has.
+    if (running !== incarnation && (running !== null || meta.erasedIncarnation() > 0)) {
+      await this.erase(running ?? 0);
+    }
     // Before the name: an erased object takes a name only with a new incarnation.
     if (running !== incarnation) this.store.meta.setIncarnation(incarnation);
     const name = this.seen();
@@ -211,28 +230,35 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   /**
    * Stops the poller for good and erases its storage (DELETE /pollers/:name), keeping only a
-   * tombstone: `incarnation` (the registry's, for a runtime poller) is refused from now on.
-   * Ends this life first, before any await: a run still going sends nothing more and
+   * tombstone: `incarnation` (the registry's, for a runtime poller) is refused from now on,
+   * and every admin write until a new life starts (a configure of a newer incarnation, or at
+   * once a static poller declared under the name: see wipeStorage). Ends this life first, before any await: a run still going sends nothing more and
    * commits nothing (R14); every cache of the object goes with it (secrets, wiring,
    * freshness, nudge auth). No other call is let in until the object is fresh again.
    */
   async erase(incarnation = 0): Promise<void> {
-    const ended = this.incarnation;
-    ended.end();
     const epoch = this.store.read().lease.epoch;
     const meta = this.store.meta;
     const tombstone = Math.max(incarnation, meta.incarnation() ?? 0, meta.erasedIncarnation());
+    this.endLife();
+    await this.ctx.blockConcurrencyWhile(() => this.wipe(tombstone, epoch));
+  }
+
+  /** Ends this life: what was built for it stops, and every cache of it goes (R14). */
+  private endLife(): void {
+    this.incarnation.end();
     this.incarnation = new Incarnation();
     this.secrets.forget();
     this.wirings.forget();
     this.freshnessStore = null;
-    await this.ctx.blockConcurrencyWhile(async () => {
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
-      migrate(this.ctx.storage);
-      this.sqlite = new SqliteStore(this.ctx.storage, this.incarnation);
-      this.sqlite.markErased(tombstone, epoch);
-    });
+  }
+
+  /** Empties the object but for a tombstone and the epoch reached, once its life ended. */
+  private async wipe(tombstone: number, epoch: number): Promise<void> {
+    const name = this.name;
+    const staticLife = name !== null && isStatic(this.env, name);
+    const erased = { tombstone, epoch, staticLife };
+    this.sqlite = await wipeStorage(this.ctx.storage, this.incarnation, erased);
   }
 
   /**
@@ -271,12 +297,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     this.store.writeIfDue(Date.now());
   }
 
-  async moveCheckpoint(request: {
-    at: number;
-    reason: string;
-    force: boolean;
-  }): Promise<CheckpointResult> {
-    return moveCheckpoint(this.store, this.seen(), request, Date.now());
+  async moveCheckpoint(
+    meant: number,
+    request: { at: number; reason: string; force: boolean },
+  ): Promise<CheckpointResult | OtherLife> {
+    const name = this.writer(meant);
+    if (typeof name !== 'string') return name;
+    return moveCheckpoint(this.store, name, request, Date.now());
   }
 
   async storageStats(): Promise<StorageStats> {
@@ -300,13 +327,19 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return replayDeadLetter(this.store, engine.context, () => engine.engine.rearm(), key);
   }
 
-  async queueDeadLetter(message: QueuedDeadLetter): Promise<void> {
-    this.seen();
+  async queueDeadLetter(
+    meant: number,
+    message: QueuedDeadLetter,
+  ): Promise<{ outcome: 'kept' } | OtherLife> {
+    const writer = this.writer(meant);
+    if (typeof writer !== 'string') return writer;
     this.store.deadLetters.insert(queuedDeadLetter(message, Date.now()));
+    return { outcome: 'kept' };
   }
 
-  async discardDeadLetter(key: string, reason: string): Promise<DiscardReply> {
-    this.seen();
+  async discardDeadLetter(meant: number, key: string, reason: string): Promise<DiscardReply> {
+    const writer = this.writer(meant);
+    if (typeof writer !== 'string') return writer;
     return discardDeadLetter(this.store, key, reason, Date.now());
   }
 
@@ -338,17 +371,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return this.wirings.of(name, this.store, this.incarnation);
   }
 
-  async putSecret(secret: string, value: string): Promise<PutSecretReply> {
-    const name = this.seen();
+  async putSecret(meant: number, secret: string, value: string): Promise<PutSecretReply> {
+    const name = this.writer(meant);
+    if (typeof name !== 'string') return name;
     const result = await this.secrets.put(name, secret, value, Date.now());
     if (result.outcome === 'set') {
-      audit(
-        this.store,
-        name,
-        'secret.set',
-        { name: secret, replaced: result.replaced },
-        Date.now(),
-      );
+      const detail = { name: secret, replaced: result.replaced };
+      audit(this.store, name, 'secret.set', detail, Date.now());
       await (await this.engine(name)).engine?.ensureScheduled();
     }
     return result;
@@ -359,8 +388,9 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return this.secrets.list();
   }
 
-  async deleteSecret(secret: string): Promise<{ deleted: boolean }> {
-    const name = this.seen();
+  async deleteSecret(meant: number, secret: string): Promise<{ deleted: boolean } | OtherLife> {
+    const name = this.writer(meant);
+    if (typeof name !== 'string') return name;
     const deleted = this.secrets.delete(secret);
     if (deleted) audit(this.store, name, 'secret.deleted', { name: secret }, Date.now());
     return { deleted };
@@ -369,6 +399,14 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
   private async engine(name: string): Promise<EngineOf> {
     const wiring = await this.wiring(name);
     return engineOf(wiring, this.store, this.freshness, this.ctx.storage, this.incarnation);
+  }
+
+  /**
+   * A write meant for life `meant` of the poller: the name, as seen() gives it, or why the
+   * write is refused here (see otherLife), with nothing written (R14).
+   */
+  private writer(meant: number): string | OtherLife {
+    return otherLife(this.env, this.named(), this.store.meta, meant) ?? this.seen();
   }
 
   /** The poller's name (see `name`); an object without one serves no poller. */

@@ -65,7 +65,14 @@ export interface DeadLetterPage {
   next_cursor: string | null;
 }
 
-export type DiscardReply = { outcome: 'discarded' | 'not_found'; key: string };
+/**
+ * A write meant for a life of the poller that is not the object's own (R14): nothing was
+ * written. 404: the object was erased (no poller, as for an unknown name); 409: it runs
+ * another incarnation (the name was deleted and created again since the caller looked).
+ */
+export type OtherLife = { outcome: 'refused'; status: 404 | 409; error: string };
+
+export type DiscardReply = { outcome: 'discarded' | 'not_found'; key: string } | OtherLife;
 
 /** A message the queue consumer gave up on, as it hands it over to be kept. */
 export interface QueuedDeadLetter {
@@ -79,7 +86,10 @@ export interface QueuedDeadLetter {
   at: number;
 }
 
-export type PutSecretReply = PutSecretResult | { outcome: 'refused'; status: 503; error: string };
+export type PutSecretReply =
+  | PutSecretResult
+  | { outcome: 'refused'; status: 503; error: string }
+  | OtherLife;
 
 /** A secret's name, when it was set, and the fingerprint of the key it is sealed under. */
 export type SealedSecretListing = SecretListing & { key_id: string };
@@ -94,7 +104,10 @@ export interface StorageStats {
 /**
  * What the Worker asks of a poller's object (routes, watchdog, fleet lifecycle, queue
  * consumer), as RPC. The object is reached by `idFromName(poller)` and knows its name from
- * its id: no method takes it.
+ * its id: no method takes it. Each admin write takes `meant`, the life of the poller its
+ * caller found in the catalog (`pollerLife`: a runtime poller's incarnation, or
+ * STATIC_INCARNATION), and is refused (OtherLife) by an object that was erased or runs
+ * another one since: a DELETE between the caller's look and its write changes nothing (R14).
  */
 export interface PollerRpc {
   /** A cron or manual trigger: takes the lease (or is skipped) and returns at once. */
@@ -112,7 +125,11 @@ export interface PollerRpc {
   /** Starts a reconciliation listing now, or confirms the deletes one holds. */
   reconcile(action: 'start' | 'confirm'): Promise<ReconcileReply>;
   /** Pauses (every trigger skipped) or resumes the poller. */
-  setPaused(paused: boolean, reason: string | null): Promise<{ paused: boolean }>;
+  setPaused(
+    meant: number,
+    paused: boolean,
+    reason: string | null,
+  ): Promise<{ paused: boolean } | OtherLife>;
   /** A runtime poller's config from the registry: `version` of `incarnation` (R14). */
   configure(config: string, version: number, incarnation: number): Promise<ConfigureReply>;
   /** Stops the poller for good and erases its storage, keeping a tombstone of `incarnation`. */
@@ -120,11 +137,10 @@ export interface PollerRpc {
   /** The watchdog's visit: the tick booked, the alarm set again if the platform lost it. */
   ensureScheduled(issued?: IssuedConfig | null): Promise<VisitReply>;
   /** Moves the checkpoint by hand: a backfill, or with force a skip forward. */
-  moveCheckpoint(request: {
-    at: number;
-    reason: string;
-    force: boolean;
-  }): Promise<CheckpointResult>;
+  moveCheckpoint(
+    meant: number,
+    request: { at: number; reason: string; force: boolean },
+  ): Promise<CheckpointResult | OtherLife>;
   /** What the object has written to storage since it started, for cost checks. */
   storageStats(): Promise<StorageStats>;
   /** Dead letters, oldest first, a page at a time. */
@@ -132,12 +148,16 @@ export interface PollerRpc {
   /** Delivers a dead letter again now, holding the lease meanwhile; success removes it. */
   replayDeadLetter(key: string): Promise<ReplayResult | Misconfigured>;
   /** Keeps a message the queue consumer gave up on as one of this poller's dead letters. */
-  queueDeadLetter(message: QueuedDeadLetter): Promise<void>;
+  queueDeadLetter(
+    meant: number,
+    message: QueuedDeadLetter,
+  ): Promise<{ outcome: 'kept' } | OtherLife>;
   /** Discards a dead letter; the reason stays in the audit log. */
-  discardDeadLetter(key: string, reason: string): Promise<DiscardReply>;
+  discardDeadLetter(meant: number, key: string, reason: string): Promise<DiscardReply>;
   /** Sets one of the poller's own secrets (write-only: the value never comes back). */
-  putSecret(secret: string, value: string): Promise<PutSecretReply>;
+  putSecret(meant: number, secret: string, value: string): Promise<PutSecretReply>;
   /** The poller's own secrets: names, when set, and the key each is sealed under. */
   listSecrets(): Promise<SealedSecretListing[]>;
-  deleteSecret(secret: string): Promise<{ deleted: boolean }>;
+  /** Removes one of the poller's own secrets. */
+  deleteSecret(meant: number, secret: string): Promise<{ deleted: boolean } | OtherLife>;
 }

@@ -132,12 +132,19 @@ export class Registry extends DurableObject<Env> {
     });
   }
 
-  /** Whether the registry lists `name` (and not as being deleted): its config is not read. */
-  async lists(name: string): Promise<boolean> {
-    return (
-      this.sql.exec("SELECT 1 FROM pollers WHERE name = ? AND phase != 'deleting'", name).toArray()
-        .length > 0
-    );
+  /**
+   * The incarnation of the poller `name` the registry lists (not as being deleted; 0 for a
+   * static one), or null when it lists none: its config is not read.
+   */
+  async incarnationOf(name: string): Promise<number | null> {
+    const row = this.sql
+      .exec<{ kind: string; incarnation: number }>(
+        "SELECT kind, incarnation FROM pollers WHERE name = ? AND phase != 'deleting'",
+        name,
+      )
+      .toArray()[0];
+    if (row === undefined) return null;
+    return row.kind === 'static' ? 0 : row.incarnation;
   }
 
   /** One poller's whole row, its config included. */

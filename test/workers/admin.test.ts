@@ -1,5 +1,6 @@
 import { exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -46,7 +47,7 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     // The record moves on: the upstream now lists only its newer version.
     unlist(v1);
     const v2 = upstream.add('x', start + 2 * MINUTE);
-    const moved = await poller.stub().moveCheckpoint({
+    const moved = await poller.stub().moveCheckpoint(STATIC_INCARNATION, {
       at: start - 10 * MINUTE,
       reason: 'receiver restored from a backup',
       force: false,
@@ -75,7 +76,7 @@ describe('moving the checkpoint keeps pending delivery failures', () => {
     unlist(v1);
 
     const to = Date.now() - 1_000;
-    const moved = await poller.stub().moveCheckpoint({
+    const moved = await poller.stub().moveCheckpoint(STATIC_INCARNATION, {
       at: to,
       reason: 'skip an upstream outage',
       force: true,

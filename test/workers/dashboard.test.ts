@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { app } from '../../src/http/app.ts';
 import { runChart } from '../../src/http/dashboard/chart.ts';
 import type { RunView } from '../../src/poller/status.ts';
@@ -211,7 +212,7 @@ describe('dead letters on the dashboard', () => {
 
   it('shows a reader only how many wait: the list needs ADMIN_TOKEN', async () => {
     const poller = newPoller('crowded', 'crowded');
-    await poller.stub().queueDeadLetter({
+    await poller.stub().queueDeadLetter(STATIC_INCARNATION, {
       key: 'crowded:c1:2026-01-01T00:00:00Z',
       id: 'c1',
       version: '2026-01-01T00:00:00Z',

@@ -3,6 +3,7 @@ import { env, exports } from 'cloudflare:workers';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../sim/random.ts';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
@@ -104,7 +105,7 @@ describe('R8: dead letters', () => {
     expect(letter?.attempts).toBe(3);
     const result = await poller
       .stub()
-      .discardDeadLetter(letter?.key ?? '', 'customer deleted upstream');
+      .discardDeadLetter(STATIC_INCARNATION, letter?.key ?? '', 'customer deleted upstream');
     expect(result.outcome).toBe('discarded');
     const status = await poller.status();
     expect(status.dead_letters.count).toBe(0);
@@ -306,9 +307,9 @@ describe("the queue's dead-letter queue", () => {
     });
 
     it('retries the message with a delay instead of acking it, and still stores the rest of the batch', async () => {
-      Poller.prototype.queueDeadLetter = async function (this: Poller, message) {
+      Poller.prototype.queueDeadLetter = async function (this: Poller, meant, message) {
         if (message.id === 'unlucky') throw new Error('Durable Object storage is overloaded');
-        return store.call(this, message);
+        return store.call(this, meant, message);
       };
       // A poller of this test's own (runtime, so that it exists without a deploy), so that
       // other tests' dead letters do not mix in.

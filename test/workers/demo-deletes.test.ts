@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import type { AuditReport } from '../../src/demo/audit.ts';
 import { demoSessions } from '../../src/demo/handler.ts';
 import type { DemoUpstream, SessionFacts, SessionRecord } from '../../src/demo/upstream.ts';
@@ -393,7 +394,7 @@ describe('the demo poller with deletes: the deletions stream, then a reconciliat
     // The check bites: a session deleted before the listing but alive in D1 is a ghost; a
     // session delivered below the checkpoint but gone from D1 is missing. (Paused: no run
     // mends D1 meanwhile.)
-    await poller.stub().setPaused(true, 'test: tampering with D1');
+    await poller.stub().setPaused(STATIC_INCARNATION, true, 'test: tampering with D1');
     const [ghost] = ghosts;
     const current = await demo.mirrorFacts({ from: 0, below: 0 });
     const alive = current.sessions.find(
@@ -433,6 +434,6 @@ describe('the demo poller with deletes: the deletions stream, then a reconciliat
         )
         .run();
     }
-    await poller.stub().setPaused(false, null);
+    await poller.stub().setPaused(STATIC_INCARNATION, false, null);
   });
 });

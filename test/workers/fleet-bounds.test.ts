@@ -323,7 +323,7 @@ describe('public routes read the registry through a short cache', () => {
     }
 
     expect(replies).toEqual([202, 401, 401, 401, 401]);
-    expect(counted.calls()).toEqual(['lists']);
+    expect(counted.calls()).toEqual(['incarnationOf']);
     await api('DELETE', `/pollers/${name}`);
   });
 

@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { app } from '../../src/http/app.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { TEST_FLEET_POLICY } from '../support/fleet-policy.ts';
@@ -318,7 +319,9 @@ describe('a static poller', () => {
   it('refuses its own secret of a name the Worker sets (it would never be read), and sends the Worker’s', async () => {
     // A fresh object runs the static poller "seed" (its ${UPSTREAM_TOKEN}) with its own storage.
     const seed = newPoller('seed');
-    const set = await seed.stub().putSecret('UPSTREAM_TOKEN', 'own-would-shadow-1234');
+    const set = await seed
+      .stub()
+      .putSecret(STATIC_INCARNATION, 'UPSTREAM_TOKEN', 'own-would-shadow-1234');
     expect(set).toMatchObject({ outcome: 'refused', status: 409 });
     expect(set.outcome === 'refused' ? set.error : '').toContain(
       "reads the Worker's UPSTREAM_TOKEN first",

@@ -1,5 +1,6 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { app } from '../../src/http/app.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { installFakes } from './fakes.ts';
@@ -73,7 +74,7 @@ describe('dead letters make a healthy poller a warning', () => {
     const poller = newPoller('warned', 'warned');
     await poller.setCheckpoint(Date.now() - MINUTE);
     expect((await poller.status()).state).toBe('ok');
-    await poller.stub().queueDeadLetter({
+    await poller.stub().queueDeadLetter(STATIC_INCARNATION, {
       key: 'warned:w1:2026-01-01T00:00:00Z',
       id: 'w1',
       version: '2026-01-01T00:00:00Z',

@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
 import type { RunNowReply } from '../../src/poller/rpc.ts';
 import { FakeOAuthProvider, guarded } from './fake-oauth.ts';
@@ -59,8 +60,10 @@ async function refusedByTheProvider(run: () => Promise<RunNowReply>): Promise<st
 describe('reconnecting a static OAuth 2.0 poller after "reconnect needed"', () => {
   it('takes a new refresh token PUT as its own secret at once, at the next manual run', async () => {
     const poller = await staticOAuthPoller();
-    await poller.stub().putSecret('CRM_CLIENT_SECRET', provider.clientSecret);
-    await poller.stub().putSecret('CRM_REFRESH_TOKEN', provider.firstRefreshToken);
+    await poller.stub().putSecret(STATIC_INCARNATION, 'CRM_CLIENT_SECRET', provider.clientSecret);
+    await poller
+      .stub()
+      .putSecret(STATIC_INCARNATION, 'CRM_REFRESH_TOKEN', provider.firstRefreshToken);
     const error = await refusedByTheProvider(() => poller.stub().runNow());
     expect(error).toContain('reconnect needed');
     expect(error).toContain('PUT /pollers/crm_oauth/secrets/CRM_REFRESH_TOKEN');
@@ -68,7 +71,7 @@ describe('reconnecting a static OAuth 2.0 poller after "reconnect needed"', () =
     const refused = gate.unauthorized;
 
     provider.valid.add('refresh-reconnected');
-    await poller.stub().putSecret('CRM_REFRESH_TOKEN', 'refresh-reconnected');
+    await poller.stub().putSecret(STATIC_INCARNATION, 'CRM_REFRESH_TOKEN', 'refresh-reconnected');
     upstream.add('after', Date.now());
     const recovered = await poller.stub().runNow();
 
@@ -94,7 +97,9 @@ describe('reconnecting a static OAuth 2.0 poller after "reconnect needed"', () =
 
     // The PUT the poller would never read is refused, not answered 201.
     provider.valid.add('refresh-put');
-    const put = await first((object) => object.putSecret('CRM_REFRESH_TOKEN', 'refresh-put'));
+    const put = await first((object) =>
+      object.putSecret(STATIC_INCARNATION, 'CRM_REFRESH_TOKEN', 'refresh-put'),
+    );
     expect(put).toMatchObject({ outcome: 'refused', status: 409 });
     expect(put.outcome === 'refused' ? put.error : '').toContain('npx wrangler secret put');
     expect(provider.presented).not.toContain('refresh-put');

@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { loadPoller } from '../../src/config/load.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
 import type { Deliverer, RunContext, Source, Update } from '../../src/engine/ports.ts';
@@ -42,7 +43,7 @@ function call(method: string, path: string, token: string, body?: string) {
 
 /** Keeps a dead letter as the queue's dead-letter queue hands it over: first failed at `at`. */
 function deadLetter(poller: ReturnType<typeof newPoller>, key: string, at: number) {
-  return poller.stub().queueDeadLetter({
+  return poller.stub().queueDeadLetter(STATIC_INCARNATION, {
     key,
     id: key,
     version: new Date(at).toISOString(),

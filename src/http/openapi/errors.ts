@@ -15,3 +15,8 @@ export function errorResponse(description: string) {
 
 /** The 404 of every route under /pollers/{name}. */
 export const unknownPollerResponse = errorResponse('No poller of that name, static or runtime.');
+
+/** The 409 of an admin write whose poller was deleted and created again meanwhile (R14). */
+export const otherLifeResponse = errorResponse(
+  'The poller was deleted and created again while the request was under way: nothing was changed.',
+);

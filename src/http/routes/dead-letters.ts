@@ -1,8 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { knownPoller, pollerObject } from '../known-poller.ts';
+import { knownPoller, meantLife, pollerObject } from '../known-poller.ts';
 import { adminRefusals, guarded } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
-import { ErrorBody, errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import {
+  ErrorBody,
+  errorResponse,
+  otherLifeResponse,
+  unknownPollerResponse,
+} from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { jsonBody } from '../openapi/json-body.ts';
 import { PollerName } from '../openapi/params.ts';
@@ -87,6 +92,7 @@ const discard = createRoute({
       z.union([Outcome, z.object({ error: z.string() })]),
       'No such poller or dead letter.',
     ),
+    409: otherLifeResponse,
     ...adminRefusals,
   },
 });
@@ -118,6 +124,11 @@ export const deadLetterRoutes = apiRoutes()
     const body = await readJson(c, discardBody);
     if (!body.ok) return c.json({ error: body.error }, 400);
     const { name, key } = c.req.valid('param');
-    const result = await pollerObject(c.env, name).discardDeadLetter(key, body.value.reason);
+    const result = await pollerObject(c.env, name).discardDeadLetter(
+      meantLife(c),
+      key,
+      body.value.reason,
+    );
+    if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return result.outcome === 'discarded' ? c.json(result, 200) : c.json(result, 404);
   });

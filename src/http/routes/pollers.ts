@@ -1,9 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { runView } from '../../poller/status.ts';
-import { knownPoller, pollerObject } from '../known-poller.ts';
+import { knownPoller, meantLife, pollerObject } from '../known-poller.ts';
 import { adminRefusals, guarded, readRefusals } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
-import { ErrorBody, errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import {
+  ErrorBody,
+  errorResponse,
+  otherLifeResponse,
+  unknownPollerResponse,
+} from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { jsonBody } from '../openapi/json-body.ts';
 import { PollerName } from '../openapi/params.ts';
@@ -109,6 +114,7 @@ const pause = createRoute({
     200: json(z.object({ paused: z.boolean() }), 'Paused.'),
     400: errorResponse('A body that is not JSON or not { reason }.'),
     404: unknownPollerResponse,
+    409: otherLifeResponse,
     ...adminRefusals,
   },
 });
@@ -122,6 +128,7 @@ const resume = createRoute({
   responses: {
     200: json(z.object({ paused: z.boolean() }), 'Resumed.'),
     404: unknownPollerResponse,
+    409: otherLifeResponse,
     ...adminRefusals,
   },
 });
@@ -147,7 +154,9 @@ const checkpoint = createRoute({
     ),
     400: errorResponse('A body that is not JSON, or a time that is not allowed.'),
     404: unknownPollerResponse,
-    409: errorResponse('A run holds the lease, or a forward move without force.'),
+    409: errorResponse(
+      'A run holds the lease, or the poller was deleted and created again meanwhile.',
+    ),
     ...adminRefusals,
   },
 });
@@ -218,11 +227,16 @@ export const pollerRoutes = apiRoutes()
     const body = await readJson(c, pauseBody, { allowEmpty: true });
     if (!body.ok) return c.json({ error: body.error }, 400);
     const { name } = c.req.valid('param');
-    return c.json(await pollerObject(c.env, name).setPaused(true, body.value.reason ?? null), 200);
+    const reason = body.value.reason ?? null;
+    const reply = await pollerObject(c.env, name).setPaused(meantLife(c), true, reason);
+    if ('outcome' in reply) return c.json({ error: reply.error }, reply.status);
+    return c.json(reply, 200);
   })
   .openapi(resume, async (c) => {
     const { name } = c.req.valid('param');
-    return c.json(await pollerObject(c.env, name).setPaused(false, null), 200);
+    const reply = await pollerObject(c.env, name).setPaused(meantLife(c), false, null);
+    if ('outcome' in reply) return c.json({ error: reply.error }, reply.status);
+    return c.json(reply, 200);
   })
   .openapi(checkpoint, async (c) => {
     const body = await readJson(c, checkpointBody);
@@ -233,7 +247,7 @@ export const pollerRoutes = apiRoutes()
       reason: body.value.reason,
       force: body.value.force,
     };
-    const result = await pollerObject(c.env, name).moveCheckpoint(request);
+    const result = await pollerObject(c.env, name).moveCheckpoint(meantLife(c), request);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(result, 200);
   });

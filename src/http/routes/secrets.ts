@@ -7,10 +7,10 @@ import {
   MAX_SECRET_VALUE_BYTES,
   MIN_NUDGE_TOKEN_BYTES,
 } from '../../secrets/index.ts';
-import { knownPoller, pollerObject } from '../known-poller.ts';
+import { knownPoller, meantLife, pollerObject } from '../known-poller.ts';
 import { adminRefusals, guarded } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
-import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
+import { errorResponse, otherLifeResponse, unknownPollerResponse } from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { PollerName } from '../openapi/params.ts';
 import { readCappedText } from '../read-capped.ts';
@@ -80,7 +80,9 @@ const put = createRoute({
     201: json(SetAnswer, 'Set for the first time.'),
     400: errorResponse('A JSON body without a value, or a NUDGE_TOKEN that is too short.'),
     404: unknownPollerResponse,
-    409: errorResponse('The secret cannot be set as asked (see the error).'),
+    409: errorResponse(
+      'The secret cannot be set as asked, or the poller was deleted and created again meanwhile (see the error).',
+    ),
     413: errorResponse(`Longer than ${MAX_SECRET_VALUE_BYTES} bytes.`),
     503: errorResponse('ADMIN_TOKEN, or SECRETS_KEY (secrets cannot be sealed), is not set.'),
   },
@@ -95,6 +97,7 @@ const remove = createRoute({
   responses: {
     200: json(z.object({ deleted: z.literal(true) }), 'Removed.'),
     404: errorResponse('No such poller, or no such secret.'),
+    409: otherLifeResponse,
     ...adminRefusals,
   },
 });
@@ -147,7 +150,7 @@ export const secretRoutes = apiRoutes()
         400,
       );
     }
-    const result = await pollerObject(c.env, name).putSecret(secret, value);
+    const result = await pollerObject(c.env, name).putSecret(meantLife(c), secret, value);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(
       { name: result.name, set_at: isoTime(result.set_at), replaced: result.replaced },
@@ -156,8 +159,9 @@ export const secretRoutes = apiRoutes()
   })
   .openapi(remove, async (c) => {
     const { name, secret } = c.req.valid('param');
-    const { deleted } = await pollerObject(c.env, name).deleteSecret(secret);
-    if (!deleted) return c.json({ error: 'no such secret' }, 404);
+    const reply = await pollerObject(c.env, name).deleteSecret(meantLife(c), secret);
+    if ('outcome' in reply) return c.json({ error: reply.error }, reply.status);
+    if (!reply.deleted) return c.json({ error: 'no such secret' }, 404);
     return c.json({ deleted: true as const }, 200);
   });
 

@@ -14,8 +14,8 @@ export interface StoredRuntimeConfig {
  * Owns the `meta` table (migration 1), and is its only writer: what the object knows of
  * itself, one key each. `name` the poller's name (for an object whose id has none); `config`
  * and `config_version` a runtime poller's config; `incarnation` the runtime incarnation it
- * runs and `erased_incarnation` the newest one erased here (R14); `registered` that the
- * registry lists it.
+ * runs (0: a static poller's life, started over a tombstone) and `erased_incarnation` the
+ * newest one erased here (R14); `registered` that the registry lists it.
  */
 export class ObjectMeta {
   constructor(private readonly host: StoreHost) {}
@@ -46,7 +46,7 @@ export class ObjectMeta {
     });
   }
 
-  /** The runtime incarnation this object runs (set by its configure), or null. */
+  /** The incarnation this object runs (set by configure; 0 for a static poller's), or null. */
   incarnation(): number | null {
     const value = this.get('incarnation');
     return value === null ? null : Number(value);
