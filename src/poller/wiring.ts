@@ -1,4 +1,5 @@
 import { envValues, staticConfig } from '../catalog.ts';
+import { credentialsIn } from '../config/credential-forms.ts';
 import { redact } from '../config/interpolate.ts';
 import { loadPoller, readPollersTable } from '../config/load.ts';
 import { loadStoredRuntimePoller } from '../config/runtime-poller.ts';
@@ -53,7 +54,11 @@ export function wirePoller(
       ? loadStoredRuntimePoller(name, raw, envValues(env), pollerSecrets)
       : loadPoller(name, raw, { ...pollerSecrets, ...envValues(env) });
   if (!entry.ok) return { ok: false, errors: entry.errors };
-  const { config, secrets } = entry;
+  const { config } = entry;
+  // Redacted wherever text is shown: the `${NAME}` values, and every credential the config
+  // sends as written (an Authorization header, an api_key parameter) in each form it may
+  // come back in.
+  const secrets = [...entry.secrets, ...credentialsIn(config)];
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
   const now = () => Date.now();
   let reach: HttpFetch = (request) => fetch(request);
