@@ -32,6 +32,7 @@ import type {
   TriggerReply,
   VisitReply,
 } from './rpc.ts';
+import { reachOfOwn } from './secret-bounds.ts';
 import type { PollerStatus } from './status.ts';
 import { statusOf } from './status-of.ts';
 import type { StoredRun } from './store/history.ts';
@@ -189,6 +190,8 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const stored = this.store.meta.runtimeConfig();
     if (stored !== null && running === incarnation && stored.version > version)
       return { ok: true, version: stored.version };
+    // Secrets set before they were bound are bound under the config they were set for (R18).
+    if (stored !== null) await this.wirings.bindUnbound(name, this.store);
     this.store.meta.setRuntimeConfig(config, version);
     this.store.meta.markRegistered();
     this.store.setNextTick(null); // the schedule may have changed: booked again below
@@ -338,17 +341,21 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return this.wirings.of(name, this.store, this.incarnation);
   }
 
-  async putSecret(secret: string, value: string): Promise<PutSecretReply> {
+  async putSecret(
+    secret: string,
+    value: string,
+    origins: string[] | null = null,
+  ): Promise<PutSecretReply> {
     const name = this.seen();
-    const result = await this.secrets.put(name, secret, value, Date.now());
+    // R18: bound to the origins given, or else to those the config sends it to now.
+    const own = await this.secrets.values(name);
+    const values = { ...(own.ok ? own.values : {}), [secret]: value };
+    const runtime = this.store.meta.runtimeConfig()?.config;
+    const bound = origins ?? reachOfOwn(name, this.env, runtime, values)?.get(secret) ?? [];
+    const result = await this.secrets.put(name, secret, value, Date.now(), bound);
     if (result.outcome === 'set') {
-      audit(
-        this.store,
-        name,
-        'secret.set',
-        { name: secret, replaced: result.replaced },
-        Date.now(),
-      );
+      const detail = { name: secret, replaced: result.replaced, origins: result.origins };
+      audit(this.store, name, 'secret.set', detail, Date.now());
       await (await this.engine(name)).engine?.ensureScheduled();
     }
     return result;

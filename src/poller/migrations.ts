@@ -328,6 +328,10 @@ export const MIGRATIONS: readonly string[] = [
   // of the idle runs written together): an idle run's end waits in memory until this is
   // IDLE_WRITE_EVERY_MS old, however often the object is evicted meanwhile.
   `ALTER TABLE poller_state ADD COLUMN written_at INTEGER;`,
+  // 20: the origins each of the poller's own secrets may be sent to (R18), a JSON array: those
+  // of the config it was set under, or as given when it was set. NULL for a secret set before
+  // this column: bound at the poller's next wiring, under its config then (poller/wiring.ts).
+  `ALTER TABLE poller_secrets ADD COLUMN origins TEXT;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -81,8 +81,11 @@ export interface QueuedDeadLetter {
 
 export type PutSecretReply = PutSecretResult | { outcome: 'refused'; status: 503; error: string };
 
-/** A secret's name, when it was set, and the fingerprint of the key it is sealed under. */
-export type SealedSecretListing = SecretListing & { key_id: string };
+/**
+ * A secret's name, when it was set, the fingerprint of the key it is sealed under, and the
+ * origins it may be sent to (null: set before secrets were bound, not wired since).
+ */
+export type SealedSecretListing = SecretListing & { key_id: string; origins: string[] | null };
 
 /** What the object has written to storage since it started, for cost checks. */
 export interface StorageStats {
@@ -135,8 +138,11 @@ export interface PollerRpc {
   queueDeadLetter(message: QueuedDeadLetter): Promise<void>;
   /** Discards a dead letter; the reason stays in the audit log. */
   discardDeadLetter(key: string, reason: string): Promise<DiscardReply>;
-  /** Sets one of the poller's own secrets (write-only: the value never comes back). */
-  putSecret(secret: string, value: string): Promise<PutSecretReply>;
+  /**
+   * Sets one of the poller's own secrets (write-only: the value never comes back), bound to
+   * `origins`, or else to those its config sends it to now (R18).
+   */
+  putSecret(secret: string, value: string, origins?: string[] | null): Promise<PutSecretReply>;
   /** The poller's own secrets: names, when set, and the key each is sealed under. */
   listSecrets(): Promise<SealedSecretListing[]>;
   deleteSecret(secret: string): Promise<{ deleted: boolean }>;
