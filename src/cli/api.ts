@@ -58,9 +58,18 @@ export function apiFromEnv(env: Readonly<Record<string, string | undefined>>, fe
           method,
           headers,
           ...(text === undefined ? {} : { body: text }),
+          redirect: 'manual',
         });
       } catch (error) {
         throw new CliError(`${method} ${base}${path}: ${errorText(error)}`);
+      }
+      if (reply.status >= 300 && reply.status < 400) {
+        // Not followed: the token, and a secret being set, would go wherever it points.
+        const location = reply.headers?.get('location') ?? null;
+        const where = location === null ? 'without a Location' : `to ${location}`;
+        throw new CliError(
+          `${method} ${base}${path}: HTTP ${reply.status} redirect ${where}, not followed (the token and what was sent would go with it): set TIDEMARK_URL to the Worker's own address`,
+        );
       }
       const received = await reply.text();
       return { status: reply.status, body: parsedOrText(received) };

@@ -6,13 +6,19 @@
 /** The part of a fetch Response the CLI reads. */
 export interface HttpReply {
   readonly status: number;
+  /** A redirect's Location is read from here (a stand-in without headers has none). */
+  readonly headers?: { get(name: string): string | null };
   text(): Promise<string>;
 }
 
-/** A fetch the CLI calls with a URL string and plain headers, which any fetch accepts. */
+/**
+ * A fetch the CLI calls with a URL string and plain headers, which any fetch accepts. It
+ * never follows a redirect (`redirect: "manual"`): the token and a secret's value would go
+ * with it to wherever the Location points.
+ */
 export type Fetch = (
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string },
+  init: { method: string; headers: Record<string, string>; body?: string; redirect: 'manual' },
 ) => Promise<HttpReply>;
 
 /** One file of a folder, by its name (no path) and its text. */

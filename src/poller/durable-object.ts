@@ -35,6 +35,7 @@ import type {
   TriggerReply,
   VisitReply,
 } from './rpc.ts';
+import { reachOfOwn } from './secret-bounds.ts';
 import type { PollerStatus } from './status.ts';
 import { statusOf } from './status-of.ts';
 import type { StoredRun } from './store/history.ts';
@@ -208,6 +209,8 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const stored = this.store.meta.runtimeConfig();
     if (stored !== null && running === incarnation && stored.version > version)
       return { ok: true, version: stored.version };
+    // Secrets set before they were bound are bound under the config they were set for (R18).
+    if (stored !== null) await this.wirings.bindUnbound(name, this.store);
     this.store.meta.setRuntimeConfig(config, version);
     this.store.meta.markRegistered();
     this.store.setNextTick(null); // the schedule may have changed: booked again below
@@ -371,12 +374,22 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return this.wirings.of(name, this.store, this.incarnation);
   }
 
-  async putSecret(meant: number, secret: string, value: string): Promise<PutSecretReply> {
+  async putSecret(
+    meant: number,
+    secret: string,
+    value: string,
+    origins: string[] | null = null,
+  ): Promise<PutSecretReply> {
     const name = this.writer(meant);
     if (typeof name !== 'string') return name;
-    const result = await this.secrets.put(name, secret, value, Date.now());
+    // R18: bound to the origins given, or else to those the config sends it to now.
+    const own = await this.secrets.values(name);
+    const values = { ...(own.ok ? own.values : {}), [secret]: value };
+    const runtime = this.store.meta.runtimeConfig()?.config;
+    const bound = origins ?? reachOfOwn(name, this.env, runtime, values)?.get(secret) ?? [];
+    const result = await this.secrets.put(name, secret, value, Date.now(), bound);
     if (result.outcome === 'set') {
-      const detail = { name: secret, replaced: result.replaced };
+      const detail = { name: secret, replaced: result.replaced, origins: result.origins };
       audit(this.store, name, 'secret.set', detail, Date.now());
       await (await this.engine(name)).engine?.ensureScheduled();
     }

@@ -336,6 +336,10 @@ export const MIGRATIONS: readonly string[] = [
   // paged by offset skips a record when one before it goes away). Deletes pending from before
   // stay as they were.
   `ALTER TABLE reconcile_pending ADD COLUMN awaiting INTEGER NOT NULL DEFAULT 0;`,
+  // 22: the origins each of the poller's own secrets may be sent to (R18), a JSON array: those
+  // of the config it was set under, or as given when it was set. NULL for a secret set before
+  // this column: bound at the poller's next wiring, under its config then (poller/wiring.ts).
+  `ALTER TABLE poller_secrets ADD COLUMN origins TEXT;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

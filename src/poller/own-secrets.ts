@@ -5,6 +5,7 @@ import {
   isSecretsError,
   type KeyRoleCounts,
   PollerSecrets,
+  type SecretOrigins,
   secretKeysFrom,
 } from '../secrets/index.ts';
 import type { PutSecretReply, SealedSecretListing } from './rpc.ts';
@@ -13,7 +14,12 @@ import type { PutSecretReply, SealedSecretListing } from './rpc.ts';
 const NO_SECRETS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 export type OwnSecretValues =
-  | { ok: true; values: Record<string, string> }
+  | {
+      ok: true;
+      values: Record<string, string>;
+      /** Where each may be sent (R18), read with the values: a change of either drops both. */
+      origins: SecretOrigins;
+    }
   | { ok: false; error: string };
 
 /**
@@ -22,7 +28,7 @@ export type OwnSecretValues =
  * wiring built from them is kept too (the same object while nothing changed).
  */
 export class OwnSecrets {
-  private decrypted: Record<string, string> | null = null;
+  private decrypted: { values: Record<string, string>; origins: SecretOrigins } | null = null;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -34,15 +40,16 @@ export class OwnSecrets {
    * rotation they are moved to the new key here, on first use.
    */
   async values(poller: string): Promise<OwnSecretValues> {
-    if (this.decrypted !== null) return { ok: true, values: this.decrypted };
+    if (this.decrypted !== null) return { ok: true, ...this.decrypted };
     const secrets = new PollerSecrets(this.sql);
-    if (secrets.list().length === 0) return { ok: true, values: NO_SECRETS };
+    if (secrets.list().length === 0) return { ok: true, values: NO_SECRETS, origins: {} };
     const keys = secretKeysFrom(this.env);
     if (!keys.ok) return { ok: false, error: keys.error.message };
     try {
       if (keys.keys.previous) await secrets.reencrypt(keys.keys, poller);
-      this.decrypted = await secrets.decryptAll(keys.keys, poller);
-      return { ok: true, values: this.decrypted };
+      const values = await secrets.decryptAll(keys.keys, poller);
+      this.decrypted = { values, origins: secrets.origins() };
+      return { ok: true, ...this.decrypted };
     } catch (error) {
       return {
         ok: false,
@@ -52,11 +59,17 @@ export class OwnSecrets {
   }
 
   /**
-   * Seals and stores one secret; refused (503) without a SECRETS_KEY, and (409) when a static
-   * poller would never read it: the Worker's secret or var of that name comes first. Stored,
-   * it would answer "set" and change nothing (a reconnect that never takes).
+   * Seals and stores one secret, bound to `origins`; refused (503) without a SECRETS_KEY, and
+   * (409) when a static poller would never read it: the Worker's secret or var of that name
+   * comes first. Stored, it would answer "set" and change nothing (a reconnect that never takes).
    */
-  async put(poller: string, secret: string, value: string, now: number): Promise<PutSecretReply> {
+  async put(
+    poller: string,
+    secret: string,
+    value: string,
+    now: number,
+    origins: readonly string[],
+  ): Promise<PutSecretReply> {
     if (isStatic(this.env, poller) && envValues(this.env)[secret] !== undefined) {
       return {
         outcome: 'refused',
@@ -66,12 +79,21 @@ export class OwnSecrets {
     }
     const keys = secretKeysFrom(this.env);
     if (!keys.ok) return { outcome: 'refused', status: 503, error: keys.error.message };
-    const result = await new PollerSecrets(this.sql).put(keys.keys, poller, secret, value, now);
+    const secrets = new PollerSecrets(this.sql);
+    const result = await secrets.put(keys.keys, poller, secret, value, now, origins);
     if (result.outcome === 'set') this.forget();
     return result;
   }
 
-  /** The names, when each was set and the key it is sealed under; never a value. */
+  /** Binds each secret set before secrets were bound to its origins here (by name). */
+  bindUnbound(origins: ReadonlyMap<string, readonly string[]>): void {
+    const secrets = new PollerSecrets(this.sql);
+    let bound = false;
+    for (const [name, reach] of origins) bound = secrets.bindUnbound(name, reach) || bound;
+    if (bound) this.forget();
+  }
+
+  /** The names, when each was set, the key it is sealed under and its origins; never a value. */
   list(): SealedSecretListing[] {
     return new PollerSecrets(this.sql).listSealed();
   }

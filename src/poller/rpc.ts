@@ -91,8 +91,11 @@ export type PutSecretReply =
   | { outcome: 'refused'; status: 503; error: string }
   | OtherLife;
 
-/** A secret's name, when it was set, and the fingerprint of the key it is sealed under. */
-export type SealedSecretListing = SecretListing & { key_id: string };
+/**
+ * A secret's name, when it was set, the fingerprint of the key it is sealed under, and the
+ * origins it may be sent to (null: set before secrets were bound, not wired since).
+ */
+export type SealedSecretListing = SecretListing & { key_id: string; origins: string[] | null };
 
 /** What the object has written to storage since it started, for cost checks. */
 export interface StorageStats {
@@ -154,8 +157,16 @@ export interface PollerRpc {
   ): Promise<{ outcome: 'kept' } | OtherLife>;
   /** Discards a dead letter; the reason stays in the audit log. */
   discardDeadLetter(meant: number, key: string, reason: string): Promise<DiscardReply>;
-  /** Sets one of the poller's own secrets (write-only: the value never comes back). */
-  putSecret(meant: number, secret: string, value: string): Promise<PutSecretReply>;
+  /**
+   * Sets one of the poller's own secrets (write-only: the value never comes back), bound to
+   * `origins`, or else to those its config sends it to now (R18).
+   */
+  putSecret(
+    meant: number,
+    secret: string,
+    value: string,
+    origins?: string[] | null,
+  ): Promise<PutSecretReply>;
   /** The poller's own secrets: names, when set, and the key each is sealed under. */
   listSecrets(): Promise<SealedSecretListing[]>;
   /** Removes one of the poller's own secrets. */

@@ -1,7 +1,6 @@
-import { envValues, staticConfig } from '../catalog.ts';
+import { envValues } from '../catalog.ts';
+import { credentialsIn } from '../config/credential-forms.ts';
 import { redact } from '../config/interpolate.ts';
-import { loadPoller, readPollersTable } from '../config/load.ts';
-import { loadStoredRuntimePoller } from '../config/runtime-poller.ts';
 import { scheduleOf } from '../config/schedule.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { createDeliverer, type Sender } from '../delivery/index.ts';
@@ -9,7 +8,7 @@ import { deletionsContext } from '../engine/deletions-stream.ts';
 import { IdleLog } from '../engine/idle-log.ts';
 import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { ListingReconciler } from '../engine/reconcile.ts';
-import { secretKeysFrom } from '../secrets/index.ts';
+import { type SecretOrigins, secretKeysFrom } from '../secrets/index.ts';
 import { type Authorizer, authorizerOf, type TokenVault } from '../sources/auth/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
@@ -17,12 +16,19 @@ import { fetchRecordById } from '../sources/fetch-record.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
 import { precisionOf } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
-import type { OwnSecrets } from './own-secrets.ts';
+import type { OwnSecrets, OwnSecretValues } from './own-secrets.ts';
 import { reconnectStep, refreshSecretOf } from './refresh-secret.ts';
+import { boundProblems, loadPollerConfig, reachOfOwn } from './secret-bounds.ts';
 import type { SqliteStore } from './store/index.ts';
 import { SqliteTokenVault } from './token-vault.ts';
 
 export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: string[] };
+
+/** The poller's own secrets: their values, and the origins each may be sent to (R18). */
+export interface PollerSecretSet {
+  values: Record<string, string>;
+  origins: SecretOrigins;
+}
 
 /**
  * Validates the poller's config and connects the engine to HTTP, delivery and storage. The
@@ -30,31 +36,34 @@ export type Wiring = { ok: true; context: RunContext } | { ok: false; errors: st
  * (`runtime`). A static poller's `${NAME}` is the Worker's secret or var, else the poller's
  * own (which never shadows the Worker's); a runtime poller's is its own, else a Worker one
  * that FLEET_POLICY lists, and what it reaches is checked against the policy as it is now.
+ * An own secret the config would send to an origin it was not set for wires nothing (R18).
  */
 export function wirePoller(
   name: string,
   env: Env,
   store: PollerStore,
   runtime: unknown = undefined,
-  pollerSecrets: Record<string, string> = {},
+  pollerSecrets: PollerSecretSet = { values: {}, origins: {} },
   /** Which life of the object sends: checked before each request and delivery (R14). */
   sender: Sender = { incarnation: 0, check: () => {} },
 ): Wiring {
-  const declared = staticConfig(env, name);
-  const raw = declared ?? runtime;
-  if (raw === undefined) {
-    const table = readPollersTable(env.POLLERS);
-    const why = table.ok
-      ? `poller "${name}" is not declared in POLLERS nor created at run time`
-      : table.error;
-    return { ok: false, errors: [why] };
-  }
-  const entry =
-    declared === undefined
-      ? loadStoredRuntimePoller(name, raw, envValues(env), pollerSecrets)
-      : loadPoller(name, raw, { ...pollerSecrets, ...envValues(env) });
+  const loaded = loadPollerConfig(name, env, runtime, pollerSecrets.values);
+  if ('missing' in loaded) return { ok: false, errors: [loaded.missing] };
+  const { entry } = loaded;
   if (!entry.ok) return { ok: false, errors: entry.errors };
-  const { config, secrets } = entry;
+  const unbound = boundProblems(
+    name,
+    { entry, declared: loaded.declared },
+    env,
+    pollerSecrets.values,
+    pollerSecrets.origins,
+  );
+  if (unbound.length > 0) return { ok: false, errors: unbound };
+  const { config } = entry;
+  // Redacted wherever text is shown: the `${NAME}` values, and every credential the config
+  // sends as written (an Authorization header, an api_key parameter) in each form it may
+  // come back in.
+  const secrets = [...entry.secrets, ...credentialsIn(config)];
   const log = (line: Record<string, unknown>) => console.log(JSON.stringify(line));
   const now = () => Date.now();
   let reach: HttpFetch = (request) => fetch(request);
@@ -103,10 +112,7 @@ export function wirePoller(
       maxWait: config.max_rate_limit_wait,
       secrets,
       origin: new URL(config.source.url).origin,
-      reconnect: reconnectStep(
-        name,
-        refreshSecretOf(entry.raw, declared === undefined ? null : env),
-      ),
+      reconnect: reconnectStep(name, refreshSecretOf(entry.raw, loaded.declared ? env : null)),
     });
     if (typeof built === 'string') return { ok: false, errors: [`poller "${name}": ${built}`] };
     auth = built;
@@ -197,7 +203,7 @@ export class WiringCache {
     store: SqliteStore,
     life: { readonly check: () => void },
   ): Promise<Wiring> {
-    const own = await this.secrets.values(name);
+    const own = await this.bindUnbound(name, store);
     if (!own.ok) return { ok: false, errors: [`poller "${name}": ${own.error}`] };
     const runtime = store.meta.runtimeConfig();
     const config = runtime?.text ?? null;
@@ -205,12 +211,29 @@ export class WiringCache {
     if (last?.name === name && last.config === config && last.secrets === own.values) {
       return last.wiring;
     }
-    const wiring = wirePoller(name, this.env, store, runtime?.config, own.values, {
+    const wiring = wirePoller(name, this.env, store, runtime?.config, own, {
       incarnation: runtime === null ? 0 : (store.meta.incarnation() ?? 0),
       check: life.check,
     });
     this.last = { name, config, secrets: own.values, wiring };
     return wiring;
+  }
+
+  /**
+   * The poller's own secrets, each set before secrets were bound (migration 20) bound first to
+   * where the config stored now sends it (none, if it does not name it): once, and before any
+   * other config can be stored, so from then on it goes nowhere else. A config that does not
+   * load binds nothing yet.
+   */
+  async bindUnbound(name: string, store: SqliteStore): Promise<OwnSecretValues> {
+    const own = await this.secrets.values(name);
+    if (!own.ok) return own;
+    const unbound = Object.keys(own.origins).filter((secret) => own.origins[secret] === null);
+    if (unbound.length === 0) return own;
+    const reach = reachOfOwn(name, this.env, store.meta.runtimeConfig()?.config, own.values);
+    if (reach === null) return own;
+    this.secrets.bindUnbound(new Map(unbound.map((secret) => [secret, reach.get(secret) ?? []])));
+    return this.secrets.values(name);
   }
 
   /** Drops the kept wiring (the object was erased). */

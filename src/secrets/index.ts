@@ -20,5 +20,5 @@ export {
   RESERVED_SECRET_NAMES,
   secretNameProblem,
 } from './names.ts';
-export type { PutSecretResult, SecretListing } from './store.ts';
+export type { PutSecretResult, SecretListing, SecretOrigins } from './store.ts';
 export { PollerSecrets } from './store.ts';

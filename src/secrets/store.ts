@@ -13,8 +13,14 @@ export interface SecretListing {
   set_at: number;
 }
 
+/**
+ * The origins a secret may be sent to (R18), by name: null for one set before secrets were
+ * bound, until the poller's next wiring binds it.
+ */
+export type SecretOrigins = Readonly<Record<string, readonly string[] | null>>;
+
 export type PutSecretResult =
-  | { outcome: 'set'; name: string; set_at: number; replaced: boolean }
+  | { outcome: 'set'; name: string; set_at: number; replaced: boolean; origins: string[] }
   | { outcome: 'refused'; status: 400 | 409 | 413; error: string };
 
 type Row = { name: string; ciphertext: string; iv: string; key_id: string };
@@ -26,13 +32,17 @@ type Row = { name: string; ciphertext: string; iv: string; key_id: string };
 export class PollerSecrets {
   constructor(private readonly sql: SqlStorage) {}
 
-  /** Sets (or replaces) secret `name`. Refusals name the rule, never the value. */
+  /**
+   * Sets (or replaces) secret `name`, bound to `origins`: the only ones it may be sent to
+   * (none unless told). Refusals name the rule, never the value.
+   */
   async put(
     keys: SecretKeys,
     poller: string,
     name: string,
     value: string,
     now: number,
+    origins: readonly string[] = [],
   ): Promise<PutSecretResult> {
     const badName = secretNameProblem(name);
     if (badName !== undefined) return { outcome: 'refused', status: 400, error: badName };
@@ -57,17 +67,44 @@ export class PollerSecrets {
         error: `a poller holds at most ${MAX_SECRETS_PER_POLLER} secrets: delete one first`,
       };
     }
+    const bound = [...new Set(origins)].sort();
     this.sql.exec(
-      `INSERT INTO poller_secrets (name, ciphertext, iv, key_id, set_at) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO poller_secrets (name, ciphertext, iv, key_id, set_at, origins)
+       VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET ciphertext = excluded.ciphertext, iv = excluded.iv,
-         key_id = excluded.key_id, set_at = excluded.set_at`,
+         key_id = excluded.key_id, set_at = excluded.set_at, origins = excluded.origins`,
       name,
       sealed.ciphertext,
       sealed.iv,
       sealed.key_id,
       now,
+      JSON.stringify(bound),
     );
-    return { outcome: 'set', name, set_at: now, replaced };
+    return { outcome: 'set', name, set_at: now, replaced, origins: bound };
+  }
+
+  /** Each secret's origins, by name (null: set before secrets were bound). */
+  origins(): SecretOrigins {
+    const rows = this.sql
+      .exec<{ name: string; origins: string | null }>('SELECT name, origins FROM poller_secrets')
+      .toArray();
+    // Entries, not assignment: a secret may be called __proto__.
+    return Object.fromEntries(rows.map((row) => [row.name, parseOrigins(row.origins)]));
+  }
+
+  /**
+   * Binds a secret set before secrets were bound to `origins` (migration 20); one bound
+   * meanwhile (set again) keeps its own. True when it was bound here.
+   */
+  bindUnbound(name: string, origins: readonly string[]): boolean {
+    const bound = JSON.stringify([...new Set(origins)].sort());
+    return (
+      this.sql.exec(
+        'UPDATE poller_secrets SET origins = ? WHERE name = ? AND origins IS NULL',
+        bound,
+        name,
+      ).rowsWritten > 0
+    );
   }
 
   /** Every secret's name and when it was set, by name. */
@@ -80,14 +117,19 @@ export class PollerSecrets {
       .map(({ name, set_at }) => ({ name, set_at }));
   }
 
-  /** Every secret's name, when it was set, and the fingerprint of the key it is sealed under. */
-  listSealed(): (SecretListing & { key_id: string })[] {
+  /** Every secret's name, when it was set, the fingerprint of its key, and its origins. */
+  listSealed(): (SecretListing & { key_id: string; origins: string[] | null })[] {
     return this.sql
-      .exec<{ name: string; set_at: number; key_id: string }>(
-        'SELECT name, set_at, key_id FROM poller_secrets ORDER BY name',
+      .exec<{ name: string; set_at: number; key_id: string; origins: string | null }>(
+        'SELECT name, set_at, key_id, origins FROM poller_secrets ORDER BY name',
       )
       .toArray()
-      .map(({ name, set_at, key_id }) => ({ name, set_at, key_id }));
+      .map(({ name, set_at, key_id, origins }) => ({
+        name,
+        set_at,
+        key_id,
+        origins: parseOrigins(origins),
+      }));
   }
 
   /** Removes secret `name`; false when there was none. */
@@ -153,6 +195,14 @@ export class PollerSecrets {
   private count(): number {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM poller_secrets').one().n;
   }
+}
+
+/** A row's origins as stored: a JSON array of strings, or null (not bound yet). */
+function parseOrigins(text: string | null): string[] | null {
+  if (text === null) return null;
+  const parsed: unknown = JSON.parse(text);
+  // Anything else was never written here: bound to nowhere, never to everywhere.
+  return Array.isArray(parsed) ? parsed.filter((item) => typeof item === 'string') : [];
 }
 
 /** The row's value, or undefined with its failure recorded. */

@@ -24,10 +24,10 @@ interface Seen {
   body: string;
 }
 
-let close: (() => void) | undefined;
+const closers: (() => void)[] = [];
 const folders: string[] = [];
 afterEach(() => {
-  close?.();
+  for (const close of closers.splice(0)) close();
   for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -38,8 +38,10 @@ function fleetFolder(): string {
   return dir;
 }
 
-/** A stand-in Worker on a free port: records each request, answers from `answer`. */
-async function fakeWorker(answer: (seen: Seen) => [number, unknown]) {
+/** A stand-in Worker on a free port: records each request, answers from `answer` (and its headers). */
+async function fakeWorker(
+  answer: (seen: Seen) => [number, unknown] | [number, unknown, Record<string, string>],
+) {
   const seen: Seen[] = [];
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     let body = '';
@@ -54,13 +56,13 @@ async function fakeWorker(answer: (seen: Seen) => [number, unknown]) {
         body,
       };
       seen.push(entry);
-      const [status, reply] = answer(entry);
-      response.writeHead(status, { 'content-type': 'application/json' });
+      const [status, reply, headers = {}] = answer(entry);
+      response.writeHead(status, { 'content-type': 'application/json', ...headers });
       response.end(JSON.stringify(reply));
     });
   });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  close = () => server.close();
+  closers.push(() => server.close());
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
@@ -112,6 +114,27 @@ describe('npx tidemark: the Node bin', { timeout: 30_000 }, () => {
       },
     ]);
     expect(run.stdout).toBe('set acme/TOKEN at 2026-01-01T00:00:00.000Z\n');
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(new RegExp(`${value}|${TOKEN}`));
+  });
+
+  it('secrets set does not follow a redirect: the value stays home, and the error names the Location', async () => {
+    const elsewhere = await fakeWorker(() => [
+      201,
+      { name: 'TOKEN', set_at: 'x', replaced: false },
+    ]);
+    const target = `${elsewhere.url}/collect`;
+    const worker = await fakeWorker(() => [307, { moved: true }, { location: target }]);
+    const value = 'redirected-secret-value-31cd';
+    const run = await tidemark(
+      ['secrets', 'set', 'acme', 'TOKEN'],
+      { TIDEMARK_URL: worker.url, TIDEMARK_TOKEN: TOKEN },
+      value,
+    );
+    expect(elsewhere.seen).toEqual([]);
+    expect(worker.seen).toHaveLength(1);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`HTTP 307 redirect to ${target}, not followed`);
     expect(`${run.stdout}${run.stderr}`).not.toMatch(new RegExp(`${value}|${TOKEN}`));
   });
 

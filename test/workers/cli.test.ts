@@ -264,7 +264,9 @@ describe('tidemark secrets set', () => {
     const set = await tidemark(['secrets', 'set', name, 'TENANT_TOKEN'], { stdin: `${value}\n` });
 
     expect(set.code).toBe(0);
-    expect(set.stdout).toMatch(new RegExp(`^set ${name}/TENANT_TOKEN at \\S+\\n$`));
+    expect(set.stdout).toMatch(
+      new RegExp(`^set ${name}/TENANT_TOKEN at \\S+, for https://upstream\\.test\\n$`),
+    );
     const ran = await tidemark(['pollers', 'run', name]);
     expect(ran.code).toBe(0);
     expect(sent).toEqual([`Bearer ${value}`]);

@@ -290,7 +290,7 @@ describe('a replace that moves a request to another origin', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
-  it('keeps them with "keep_secrets": true, which is not stored with the config', async () => {
+  it('keeps them stored with "keep_secrets": true (not stored with the config), but sends them only where they were set for', async () => {
     const name = unique('kept');
     const secrets = await withSecret(name);
 
@@ -307,6 +307,10 @@ describe('a replace that moves a request to another origin', () => {
     const stored = await (await api('GET', `/pollers/${name}/config`)).text();
     expect(stored).not.toContain('keep_secrets');
     upstream.add('s1', Date.now() - 30_000);
+    expect(await objectOf(name).runNow()).toMatchObject({ outcome: 'misconfigured' });
+    expect(sent.filter((request) => request.poller === name)).toEqual([]);
+    // Set again for the new place, it goes there.
+    await api('PUT', `/pollers/${name}/secrets/TENANT_TOKEN`, { value: 'tenant-token-5678' });
     await objectOf(name).runNow();
     expect(sent.filter((request) => request.poller === name)).toEqual([
       { host: 'elsewhere.test', poller: name, authorization: 'Bearer tenant-token-5678' },

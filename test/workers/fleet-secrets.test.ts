@@ -69,7 +69,14 @@ describe('per-poller secrets', () => {
     const listed = await call('GET', `/pollers/${name}/secrets`);
     const text = await listed.text();
     expect(JSON.parse(text)).toEqual({
-      secrets: [{ name: 'TENANT_TOKEN', set_at: expect.any(String), key: 'current' }],
+      secrets: [
+        {
+          name: 'TENANT_TOKEN',
+          set_at: expect.any(String),
+          key: 'current',
+          origins: ['https://upstream.test'],
+        },
+      ],
     });
     expect(text).not.toContain(value);
     // An upstream that echoes the header in an error: status shows it redacted.

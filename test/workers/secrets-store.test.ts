@@ -53,6 +53,7 @@ describe("a poller's secrets in its Durable Object", () => {
         name: 'API_TOKEN',
         set_at: T0,
         replaced: false,
+        origins: [],
       });
       await secrets.put(keys, 'sessions', 'OTHER', 'other-value', T0);
       const again = await secrets.put(keys, 'sessions', 'API_TOKEN', 'second', T0 + 1000);

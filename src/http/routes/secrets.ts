@@ -24,7 +24,18 @@ const WithSecret = PollerName.extend({
 
 const admin = guarded('admin', knownPoller);
 
-const SetAnswer = z.object({ name: z.string(), set_at: z.string(), replaced: z.boolean() });
+/** The origins a secret may be sent to (R18): null for one not bound yet (set before binding). */
+const Origins = z.array(z.string()).meta({
+  description:
+    'The only origins it may be sent to: those its config sent it to when it was set, or those given',
+});
+
+const SetAnswer = z.object({
+  name: z.string(),
+  set_at: z.string(),
+  replaced: z.boolean(),
+  origins: Origins,
+});
 
 const list = createRoute({
   method: 'get',
@@ -40,6 +51,7 @@ const list = createRoute({
             name: z.string(),
             set_at: z.string(),
             key: z.enum(['current', 'previous', 'unknown']),
+            origins: Origins.nullable(),
           }),
         ),
       }),
@@ -60,14 +72,18 @@ const put = createRoute({
     // Plain schemas, not zod: the value is read as it comes (text by default, JSON when the
     // Content-Type says so), and `curl --data-binary` sends no JSON type.
     body: {
-      description: 'The value as text, or JSON { "value": "…" }',
+      description:
+        'The value as text, or JSON { "value": "…" } with, optionally, "origins": ["https://…"] (where it may be sent; by default, where the config sends it now)',
       required: true,
       content: {
         'text/plain': { schema: { type: 'string' } },
         'application/json': {
           schema: {
             type: 'object',
-            properties: { value: { type: 'string' } },
+            properties: {
+              value: { type: 'string' },
+              origins: { type: 'array', items: { type: 'string' } },
+            },
             required: ['value'],
           },
         },
@@ -78,7 +94,9 @@ const put = createRoute({
     ...adminRefusals,
     200: json(SetAnswer, 'Replaced.'),
     201: json(SetAnswer, 'Set for the first time.'),
-    400: errorResponse('A JSON body without a value, or a NUDGE_TOKEN that is too short.'),
+    400: errorResponse(
+      'A JSON body without a value, origins that are not http(s) origins, or a NUDGE_TOKEN that is too short.',
+    ),
     404: unknownPollerResponse,
     409: errorResponse(
       'The secret cannot be set as asked, or the poller was deleted and created again meanwhile (see the error).',
@@ -121,6 +139,7 @@ export const secretRoutes = apiRoutes()
           name: secret.name,
           set_at: isoTime(secret.set_at),
           key: keyRole(secret.key_id, keys),
+          origins: secret.origins,
         })),
       },
       200,
@@ -132,13 +151,20 @@ export const secretRoutes = apiRoutes()
     if (!body.ok)
       return c.json({ error: `a secret is at most ${MAX_SECRET_VALUE_BYTES} bytes` }, 413);
     let value = body.text;
+    let origins: string[] | null = null;
     if ((c.req.header('content-type') ?? '').includes('application/json')) {
+      let parsed: { value?: unknown; origins?: unknown };
       try {
-        const parsed = JSON.parse(body.text) as { value?: unknown };
+        parsed = JSON.parse(body.text) as { value?: unknown; origins?: unknown };
         if (typeof parsed.value !== 'string') throw new Error('no value');
         value = parsed.value;
       } catch {
         return c.json({ error: 'the body must be the value, or JSON { "value": "…" }' }, 400);
+      }
+      if (parsed.origins !== undefined) {
+        const given = readOrigins(parsed.origins);
+        if (typeof given === 'string') return c.json({ error: given }, 400);
+        origins = given;
       }
     }
     const { name, secret } = c.req.valid('param');
@@ -150,10 +176,15 @@ export const secretRoutes = apiRoutes()
         400,
       );
     }
-    const result = await pollerObject(c.env, name).putSecret(meantLife(c), secret, value);
+    const result = await pollerObject(c.env, name).putSecret(meantLife(c), secret, value, origins);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(
-      { name: result.name, set_at: isoTime(result.set_at), replaced: result.replaced },
+      {
+        name: result.name,
+        set_at: isoTime(result.set_at),
+        replaced: result.replaced,
+        origins: result.origins,
+      },
       result.replaced ? 200 : 201,
     );
   })
@@ -166,3 +197,23 @@ export const secretRoutes = apiRoutes()
   });
 
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).length;
+
+/**
+ * A PUT's `origins`: a list of http(s) origins (`https://api.example.com`, no path), each as
+ * the URL parser writes it; or why not.
+ */
+function readOrigins(given: unknown): string[] | string {
+  const wrong = 'origins must be a list of http(s) origins, e.g. ["https://api.example.com"]';
+  if (!Array.isArray(given)) return wrong;
+  const origins: string[] = [];
+  for (const item of given) {
+    if (typeof item !== 'string' || !/^https?:\/\//i.test(item) || !URL.canParse(item))
+      return wrong;
+    const url = new URL(item);
+    if (`${url.pathname}${url.search}${url.hash}` !== '/' || url.username || url.password) {
+      return `${wrong}: "${item}" is more than an origin`;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+}

@@ -17,7 +17,7 @@ export interface Authorizer {
    * request with, once; null when there is nothing to renew (the 401 stands).
    */
   renewAfter401(used: string): Promise<AuthHeader | null>;
-  /** Token values learned at run time (not in the config), for redaction. */
+  /** Values to redact that are not in the config: tokens learned at run time, the header as built. */
   learned(): readonly string[];
 }
 

@@ -1,3 +1,4 @@
+import { credentialForms } from '../../config/credential-forms.ts';
 import type { Authorizer } from './authorizer.ts';
 
 /**
@@ -6,10 +7,12 @@ import type { Authorizer } from './authorizer.ts';
  */
 export function staticAuthorizer(value: string): Authorizer {
   const header = { ok: true as const, value };
+  // A Basic header is base64 of user:password: neither form is a `${NAME}` value.
+  const forms = credentialForms(value);
   return {
     header: async () => header,
     renewAfter401: async () => null,
-    learned: () => [],
+    learned: () => forms,
   };
 }
 

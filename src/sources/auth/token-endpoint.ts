@@ -1,3 +1,4 @@
+import { credentialForms } from '../../config/credential-forms.ts';
 import { redact } from '../../config/interpolate.ts';
 import type { AuthConfig } from '../../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../../deadline.ts';
@@ -62,7 +63,12 @@ export async function requestToken(
     form.set('client_id', config.client_id);
     if (config.client_secret !== undefined) form.set('client_secret', config.client_secret);
   }
-  const secrets = [...options.secrets, ...(refreshToken === null ? [] : [refreshToken])];
+  const secrets = [
+    ...options.secrets,
+    ...(refreshToken === null ? [] : [refreshToken]),
+    // The client's Basic header, in case the endpoint echoes it: base64 of id:secret.
+    ...(headers.authorization === undefined ? [] : credentialForms(headers.authorization)),
+  ];
   const shown = `POST ${redact(config.token_url, secrets)}`;
   const deadline = startDeadline(options.timeout);
   try {
