@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { checkConfig } from '../../scripts/check-config.ts';
+import { SPAWNS_PROCESSES } from '../support/spawned.ts';
 import { BROKEN_STAGING, wranglerFixture } from '../support/wrangler-fixture.ts';
 
 describe('npm run check-config', () => {
@@ -101,7 +102,7 @@ describe('npm run check-config', () => {
     expect(checkConfig({ configPath: real, deploy: true }).errors).toEqual([]);
   });
 
-  it('says which secrets are unset in .dev.vars', () => {
+  it('says which secrets are unset in .dev.vars', SPAWNS_PROCESSES, () => {
     const path = wranglerFixture();
     const dir = resolve(path, '..');
     writeFileSync(join(dir, '.dev.vars'), 'ADMIN_TOKEN=a\nORDERS_TOKEN=o\n');
