@@ -47,6 +47,37 @@ describe('npm run check-config', () => {
     expect(names).not.toContain('NOT_A_SECRET');
   });
 
+  it('flags a next-page path that can never be found in a body: every window would end at its first page', () => {
+    const next = (items: string, path: string) => check(items, path).errors;
+    const check = (items: string, path: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.feed]
+cron = "* * * * *"
+source = { url = "https://api.example.com/feed", from_param = "since", items = "${items}", next = { type = "cursor", param = "cursor", path = "${path}" } }
+deliver = { type = "handler", name = "feed" }
+`),
+      });
+    expect(next('orders', 'meta.next_cursor')).toEqual([]);
+    expect(next('orders', 'meta..next')).toEqual([
+      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): no body has a value there',
+    ]);
+    expect(next('orders', 'meta.next.')).toEqual([expect.stringContaining('has an empty step')]);
+    expect(next('orders', 'meta. next')).toEqual([
+      expect.stringContaining('"meta. next" has a step that starts or ends with a space'),
+    ]);
+    expect(next('data.orders', 'data')).toEqual([
+      'poller "feed": source.next.path: "data" cannot hold the next cursor: that is where the records are (source.items = "data.orders"), never the next cursor',
+    ]);
+    // A body that is the array of records has no key for a cursor: a warning, the config loads.
+    const arrayBody = check('', 'next_cursor');
+    expect(arrayBody.errors).toEqual([]);
+    expect(arrayBody.warnings).toEqual([
+      expect.stringContaining(
+        'poller "feed": source.next.path: "next_cursor" cannot hold the next cursor: source.items is "" (the body is the array of records)',
+      ),
+    ]);
+  });
+
   it('refuses an environment that wrangler.toml does not declare', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {}); // wrangler's own, too
     const path = wranglerFixture();

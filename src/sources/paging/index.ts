@@ -10,12 +10,14 @@ import { none } from './none.ts';
 import { offset } from './offset.ts';
 import { page } from './page.ts';
 import {
+  arrayBodyWarning,
   DONE,
   type NextPage,
   type NextTools,
   type PagingStyle,
   type ReadPage,
   type SourceProblem,
+  type SourceShape,
   shown,
 } from './style.ts';
 import { url } from './url.ts';
@@ -51,11 +53,28 @@ function styleOf(next: NextConfig): PagingStyle<NextConfig> {
 }
 
 /** What the paging style cannot work with in the rest of `source`, at paths under it. */
-export function pagingProblems(source: {
-  next: NextConfig;
-  sorted?: 'asc' | undefined;
-}): SourceProblem[] {
+export function pagingProblems(source: SourceShape & { next: NextConfig }): SourceProblem[] {
   return styleOf(source.next).problems(source.next, source);
+}
+
+/**
+ * What npm run check-config warns of in a valid source's paging: a next-page body path read
+ * from a body that is the array of records (see arrayBodyWarning), for the main stream and
+ * the deletions stream, each line led by the key it is about.
+ */
+export function nextPathWarnings(source: SourceConfig): string[] {
+  const streams = [{ key: 'source', next: source.next, items: source.items }];
+  const { deletions } = source;
+  if (deletions !== undefined) {
+    const next = deletions.next ?? source.next;
+    streams.push({ key: 'source.deletions', next, items: deletions.items ?? source.items });
+  }
+  return streams.flatMap(({ key, next, items }) => {
+    if (next.type !== 'cursor' && next.type !== 'url') return [];
+    const what = next.type === 'url' ? "the next page's URL" : 'the next cursor';
+    const warning = arrayBodyWarning(next.path, { items }, what);
+    return warning === null ? [] : [`${key}.next.path: ${warning}`];
+  });
 }
 
 /**
