@@ -20,6 +20,15 @@ export interface ReadPage {
   cursor: string | null;
 }
 
+/**
+ * The poller's memo of the next-page body paths its pages had (see nextPathSighting): a
+ * path seen on some page is never warned of, one missed on a page with records and never
+ * seen is (its status names it). Kept at no storage write per page.
+ */
+export interface NextPathMemo {
+  saw(path: string, present: boolean): void;
+}
+
 /** What a style's next-page rule leans on (built by paging/index.ts for each page). */
 export interface NextTools {
   /**
