@@ -10,6 +10,7 @@ import { unstable_readConfig } from 'wrangler';
 import { readFleetPolicy } from '../src/config/fleet-policy.ts';
 import { referencedNames } from '../src/config/interpolate.ts';
 import { loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
+import { nextPathWarnings } from '../src/sources/paging/index.ts';
 import { parseDevVars } from './dev-vars.ts';
 
 export interface CheckOptions {
@@ -97,6 +98,12 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
     ...loaded.errors.map((error) => `${where}: ${error}`),
     ...loaded.pollers.flatMap((entry) => (entry.ok ? [] : entry.errors)),
   );
+  // A next-page path that can never be found reads every page as its window's last.
+  for (const entry of result.valid) {
+    for (const warning of nextPathWarnings(entry.config.source)) {
+      result.warnings.push(`poller "${entry.name}": ${warning}`);
+    }
+  }
   result.secrets = secretsNeeded(vars);
   // A FLEET_POLICY the Worker would refuse fails every runtime poller (closed): said now.
   if (vars.FLEET_POLICY !== undefined) {

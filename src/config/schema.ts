@@ -282,6 +282,7 @@ export const pollerSchema = z
       const stream = {
         next: deletions.next ?? poller.source.next,
         sorted: deletions.sorted ?? poller.source.sorted,
+        items: deletions.items ?? poller.source.items,
       };
       for (const problem of pagingProblems(stream)) {
         ctx.addIssue({

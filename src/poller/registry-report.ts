@@ -39,6 +39,7 @@ export async function reportToRegistry(
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
     reconcile: reconcile ? store.reconciliation.input(reconcile.every) : null,
     auth: authView(context?.config, store.oauth, now),
+    nextPaths: store.nextPaths.all(),
   });
   const summary: PollerSummary = {
     state: health.state,

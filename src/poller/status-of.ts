@@ -33,6 +33,7 @@ export async function statusOf(
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
     reconcile: config?.reconcile ? store.reconciliation.input(config.reconcile.every) : null,
     auth: authView(config, store.oauth, now),
+    nextPaths: store.nextPaths.all(),
     // After the wiring, whose read of the secrets moves them during a rotation.
     secretKeys: await secrets.keyCounts(),
   });

@@ -8,6 +8,7 @@ import type { AuthView } from '../sources/auth/index.ts';
 import { reconnectAlert } from './auth-view.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
+import { nextPathWarnings } from './next-path-warning.ts';
 import {
   heldAlert,
   type ReconcileInput,
@@ -15,7 +16,12 @@ import {
   reconcileView,
   reconcileWarning,
 } from './reconcile-view.ts';
-import { type Counters, DEAD_LETTER_CAP, type TableSizes } from './store/index.ts';
+import {
+  type Counters,
+  DEAD_LETTER_CAP,
+  type PathSighting,
+  type TableSizes,
+} from './store/index.ts';
 
 export type { PollerHealth } from './health.ts';
 
@@ -25,7 +31,7 @@ export interface PollerStatus {
   /** ok | warning | running | lagging | silent | failing | paused | misconfigured */
   state: PollerHealth;
   config_errors: string[];
-  /** Things that are not failures yet but deserve a look (dead letters, clock skew). */
+  /** Things that are not failures yet but deserve a look (dead letters, clock skew, a next path never found). */
   warnings: string[];
   /** Why /healthz reports this poller as at fault (empty: it does not). */
   alerts: string[];
@@ -168,6 +174,8 @@ export interface HealthSources {
   reconcile?: ReconcileInput | null;
   /** source.auth: its state (null: the source has none). */
   auth?: AuthView | null;
+  /** What the pages showed of the next-page body paths (store/next-paths.ts). */
+  nextPaths?: Readonly<Record<string, PathSighting>>;
 }
 
 /**
@@ -186,6 +194,7 @@ export function assessHealth(input: HealthSources) {
     lateness,
     held,
     reconcileWarning(input.reconcile?.state),
+    ...nextPathWarnings(config, input.nextPaths),
   ].filter((warning): warning is string => warning !== null);
   const health: HealthInput = { ...input, warnings };
   // Held deletes wait for someone: /healthz reports the poller (unless paused or disabled).

@@ -117,21 +117,24 @@ export function wirePoller(
     if (typeof built === 'string') return { ok: false, errors: [`poller "${name}": ${built}`] };
     auth = built;
   }
+  // What each page shows of its next-page body path, kept by the store (a misspelt one is
+  // warned of in status); none for a store without the memo (the engine's own tests).
+  const nextPaths = (store as Partial<Pick<SqliteStore, 'nextPaths'>>).nextPaths;
+  const shared = {
+    maxRateLimitWait: config.max_rate_limit_wait,
+    log,
+    ...(auth ? { auth } : {}),
+    ...(nextPaths ? { nextPaths } : {}),
+  };
   const sourceOf = (sourceConfig: SourceConfig) =>
-    new HttpSource(sourceConfig, sourceFetcher, secrets, now, {
-      maxRateLimitWait: config.max_rate_limit_wait,
-      log,
-      ...(auth ? { auth } : {}),
-    });
+    new HttpSource(sourceConfig, sourceFetcher, secrets, now, shared);
   const context: RunContext = {
     poller: name,
     config,
     store,
     source: new HttpSource(config.source, sourceFetcher, secrets, now, {
-      maxRateLimitWait: config.max_rate_limit_wait,
+      ...shared,
       displayUrl: displayUrl(config.source, entry.raw, entry.references),
-      log,
-      ...(auth ? { auth } : {}),
     }),
     deliverer: delivery.deliverer,
     now,

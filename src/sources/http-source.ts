@@ -7,7 +7,13 @@ import type { Window } from '../engine/window.ts';
 import type { Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
-import { nextPage, pageUrl, windowUrl } from './paging/index.ts';
+import {
+  type NextPathMemo,
+  nextPage,
+  nextPathSighting,
+  pageUrl,
+  windowUrl,
+} from './paging/index.ts';
 import { readRateLimit } from './rate-limit.ts';
 import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';
@@ -26,6 +32,8 @@ export interface HttpSourceOptions {
   log?: (line: Record<string, unknown>) => void;
   /** source.auth: the Authorization header of each request (sources/auth/). */
   auth?: Authorizer;
+  /** What each page showed of the next-page body path (a misspelt one is warned of). */
+  nextPaths?: NextPathMemo;
 }
 
 const SNIPPET = 200;
@@ -154,14 +162,11 @@ export class HttpSource implements Source {
       const where = this.config.items === '' ? 'the body' : `"${this.config.items}"`;
       return failure('bad_response', ` but ${where} is not an array of records`);
     }
-    const next = nextPage(this.config, {
-      url,
-      body: parsed,
-      headers: response.headers,
-      items,
-      cursor,
-    });
+    const page = { url, body: parsed, headers: response.headers, items, cursor };
+    const next = nextPage(this.config, page);
     if (!next.ok) return failure(next.kind, ` but ${this.redact(next.error)}`);
+    const sighting = this.options.nextPaths && nextPathSighting(this.config, page);
+    if (sighting) this.options.nextPaths?.saw(sighting.path, sighting.present);
     const updates: Update[] = [];
     const malformed: MalformedRecord[] = [];
     for (const item of items) {

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { checkConfig } from '../../scripts/check-config.ts';
+import { SPAWNS_PROCESSES } from '../support/spawned.ts';
 import { BROKEN_STAGING, wranglerFixture } from '../support/wrangler-fixture.ts';
 
 describe('npm run check-config', () => {
@@ -44,6 +45,37 @@ describe('npm run check-config', () => {
     const path = wranglerFixture('[vars.POLLERS.orders.labels]\nnote = "${NOT_A_SECRET}"\n');
     const names = checkConfig({ configPath: path }).secrets.map((need) => need.name);
     expect(names).not.toContain('NOT_A_SECRET');
+  });
+
+  it('flags a next-page path that can never be found in a body: every window would end at its first page', () => {
+    const next = (items: string, path: string) => check(items, path).errors;
+    const check = (items: string, path: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.feed]
+cron = "* * * * *"
+source = { url = "https://api.example.com/feed", from_param = "since", items = "${items}", next = { type = "cursor", param = "cursor", path = "${path}" } }
+deliver = { type = "handler", name = "feed" }
+`),
+      });
+    expect(next('orders', 'meta.next_cursor')).toEqual([]);
+    expect(next('orders', 'meta..next')).toEqual([
+      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): no body has a value there',
+    ]);
+    expect(next('orders', 'meta.next.')).toEqual([expect.stringContaining('has an empty step')]);
+    expect(next('orders', 'meta. next')).toEqual([
+      expect.stringContaining('"meta. next" has a step that starts or ends with a space'),
+    ]);
+    expect(next('data.orders', 'data')).toEqual([
+      'poller "feed": source.next.path: "data" cannot hold the next cursor: that is where the records are (source.items = "data.orders"), never the next cursor',
+    ]);
+    // A body that is the array of records has no key for a cursor: a warning, the config loads.
+    const arrayBody = check('', 'next_cursor');
+    expect(arrayBody.errors).toEqual([]);
+    expect(arrayBody.warnings).toEqual([
+      expect.stringContaining(
+        'poller "feed": source.next.path: "next_cursor" cannot hold the next cursor: source.items is "" (the body is the array of records)',
+      ),
+    ]);
   });
 
   it('refuses an environment that wrangler.toml does not declare', () => {
@@ -101,7 +133,7 @@ describe('npm run check-config', () => {
     expect(checkConfig({ configPath: real, deploy: true }).errors).toEqual([]);
   });
 
-  it('says which secrets are unset in .dev.vars', () => {
+  it('says which secrets are unset in .dev.vars', SPAWNS_PROCESSES, () => {
     const path = wranglerFixture();
     const dir = resolve(path, '..');
     writeFileSync(join(dir, '.dev.vars'), 'ADMIN_TOKEN=a\nORDERS_TOKEN=o\n');

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deploy, type Wrangler } from '../../scripts/deploy.ts';
+import { SPAWNS_PROCESSES } from '../support/spawned.ts';
 import { BROKEN_STAGING, STAGING, wranglerFixture } from '../support/wrangler-fixture.ts';
 
 /** A wrangler that records its calls; `secret list` answers with `secrets` (or fails). */
@@ -37,22 +38,26 @@ afterEach(() => {
 });
 
 describe('npm run deploy', () => {
-  it('checks the environment it deploys: a broken [env.staging] stops `npm run deploy -- --env staging`', () => {
-    const path = wranglerFixture(BROKEN_STAGING);
-    const run = spawnSync(
-      'npm',
-      ['run', '-s', 'deploy', '--', '--env', 'staging', '-c', path, '--dry-run'],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, CI: 'true' },
-      },
-    );
-    expect(run.stderr).toContain(
-      'poller "orders": lease_ttl: expected a duration string like "15m", got the number 900',
-    );
-    expect(run.stderr).toContain('nothing was deployed');
-    expect(run.status).toBe(1);
-  });
+  it(
+    'checks the environment it deploys: a broken [env.staging] stops `npm run deploy -- --env staging`',
+    SPAWNS_PROCESSES,
+    () => {
+      const path = wranglerFixture(BROKEN_STAGING);
+      const run = spawnSync(
+        'npm',
+        ['run', '-s', 'deploy', '--', '--env', 'staging', '-c', path, '--dry-run'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, CI: 'true' },
+        },
+      );
+      expect(run.stderr).toContain(
+        'poller "orders": lease_ttl: expected a duration string like "15m", got the number 900',
+      );
+      expect(run.stderr).toContain('nothing was deployed');
+      expect(run.status).toBe(1);
+    },
+  );
 
   it('deploys with the same --env and --config it checked, after checking the secrets there', () => {
     const path = wranglerFixture(STAGING, { d1Id: '6f1c2a52-3b0e-4b8f-9a51-0d7d2f0b9c11' });

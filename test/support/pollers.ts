@@ -57,8 +57,19 @@ const stripeSource = {
   next: { type: 'last_id', param: 'starting_after', more: 'has_more' },
 };
 
+/**
+ * examples/wrangler.toml's lag_allowance for Zendesk (a test checks they agree): Zendesk's
+ * export leaves out the last minute's changes, so the checkpoint must stay a minute behind T.
+ */
+export const ZENDESK_LAG_ALLOWANCE = '90s';
+
 export const TEST_POLLERS = {
-  zendesk: { cron: '*/5 * * * *', lag_allowance: '1s', source: zendeskSource, deliver: webhook },
+  zendesk: {
+    cron: '*/5 * * * *',
+    lag_allowance: ZENDESK_LAG_ALLOWANCE,
+    source: zendeskSource,
+    deliver: webhook,
+  },
   github: { cron: '*/5 * * * *', lag_allowance: '1s', source: githubSource, deliver: webhook },
   github_small: {
     cron: '*/5 * * * *',

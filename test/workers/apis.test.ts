@@ -151,6 +151,23 @@ describe('zendesk-style url paging', () => {
   });
 });
 
+describe('zendesk: the changes of the last minute come later', () => {
+  it("loses no ticket changed 30 s before a run: it shows up a minute after its change, and the next window still starts below it (the example's lag_allowance)", async () => {
+    const poller = newPoller('zendesk');
+    await poller.setCheckpoint(second(Date.now() - HOUR));
+    zendesk.add('1', second(Date.now() - 10 * MINUTE));
+    zendesk.add('2', second(Date.now() - 30_000)); // hidden from the first run
+
+    await poller.tick();
+    expect(receiver.ids()).toEqual(['1']);
+
+    zendesk.clockAhead = 5 * MINUTE; // the next tick, five minutes later upstream
+    await poller.tick();
+
+    expect(receiver.ids()).toEqual(['1', '2']);
+  });
+});
+
 describe('github-style rate limits', () => {
   it('pauses the window when the quota is spent and resumes at the reset', async () => {
     const poller = newPoller('github');

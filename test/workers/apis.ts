@@ -17,6 +17,11 @@ abstract class FakeApi implements FakeHost {
   private readonly scripted: Scripted[] = [];
   /** Headers added to every normal answer (rate-limit quotas, Date). */
   headers: Record<string, string> = {};
+  /**
+   * How far the API's clock is ahead of the test's: time that passed upstream between two
+   * runs (the poller's own clock, and so its T, stays the test's).
+   */
+  clockAhead = 0;
 
   add(id: string, at: number, visibleAt = Number.NEGATIVE_INFINITY): ApiUpdate {
     const update = { id, at, visibleAt };
@@ -33,7 +38,7 @@ abstract class FakeApi implements FakeHost {
     this.requests.push(url);
     const scripted = this.scripted.shift();
     if (scripted) return scripted(request);
-    const response = this.answer(url, Date.now());
+    const response = this.answer(url, Date.now() + this.clockAhead);
     for (const [name, value] of Object.entries(this.headers)) response.headers.set(name, value);
     return response;
   }
@@ -50,10 +55,15 @@ abstract class FakeApi implements FakeHost {
 const seconds = (ms: number) => Math.floor(ms / 1000);
 const isoSeconds = (ms: number) => new Date(seconds(ms) * 1000).toISOString().replace('.000Z', 'Z');
 
+/** Zendesk's incremental export leaves out the changes of the last minute. */
+export const ZENDESK_HIDES_MS = 60_000;
+
 /**
  * Zendesk-like incremental export: `start_time` in unix seconds (inclusive), records oldest
  * first with ISO `updated_at` in whole seconds, `next_page` (absolute or relative URL with an
- * opaque cursor) and `end_of_stream` on the last page.
+ * opaque cursor) and `end_of_stream` on the last page. Like Zendesk's, it leaves out the
+ * changes of the last minute: a ticket changed 30 s ago shows up a minute after its change,
+ * stamped 30 s before the run that could not see it.
  */
 export class FakeZendesk extends FakeApi {
   static readonly origin = 'https://acme.zendesk.test';
@@ -65,7 +75,9 @@ export class FakeZendesk extends FakeApi {
     const [start, offset] = cursor
       ? cursor.split('.').map(Number)
       : [Number(url.searchParams.get('start_time')), 0];
-    const all = this.visible(now, (start ?? 0) * 1000);
+    const all = this.visible(now, (start ?? 0) * 1000).filter(
+      (u) => u.at <= now - ZENDESK_HIDES_MS,
+    );
     const page = all.slice(offset ?? 0, (offset ?? 0) + this.pageSize);
     const endOfStream = (offset ?? 0) + this.pageSize >= all.length;
     const path = `/api/v2/incremental/tickets/cursor.json?cursor=${start}.${(offset ?? 0) + this.pageSize}`;

@@ -18,7 +18,11 @@ const config = (labels: Record<string, string>, token = 'UPSTREAM_TOKEN') =>
   runtimeConfig({ labels }, { token });
 
 describe('fleet views stay bounded at any number of pollers', () => {
-  it('/metrics has no series per runtime poller: the fleet is counted by state, kind and the METRICS_LABELS keys', async () => {
+  // 30 creates and 30 deletes, each through the registry and the poller's own object: a
+  // second or two on an idle machine, more than vitest's default 5 s on a busy one.
+  it('/metrics has no series per runtime poller: the fleet is counted by state, kind and the METRICS_LABELS keys', {
+    timeout: 30_000,
+  }, async () => {
     const names = Array.from(
       { length: 30 },
       (_, i) => `metric-${i}-${crypto.randomUUID().slice(0, 6)}`,

@@ -1,5 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { onTestFinished } from 'vitest';
+import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import type { StoreHost } from '../../src/poller/store/host.ts';
 import { SqliteStore } from '../../src/poller/store/index.ts';
@@ -82,6 +84,18 @@ export function newPoller(config: string, objectName?: string) {
   named.catch(() => {}); // a failure surfaces in the calls that wait for it
   // A fresh stub per call: after the object is aborted, an old stub stays broken.
   const fresh = () => whenNamed(env.POLLER.get(id), named);
+  // A test's own object is paused once its test is over. A retry it booked (2.5 to 5 s after
+  // a failed run) would otherwise wake it in a later test of the file: every test's fakes
+  // answer the same hosts, so it would poll that test's upstream and deliver to its receiver
+  // (a record stamped in 2999, say, delivered "twice"). Paused, no run of any kind starts.
+  // An object shared by name is left as it is: later tests use it.
+  if (objectName === undefined) {
+    onTestFinished(async () => {
+      await fresh()
+        .setPaused(STATIC_INCARNATION, true, 'the test that made it is over')
+        .catch(() => {}); // a test may have left it erased or aborted: nothing to wake then
+    });
+  }
   // What an idle run keeps in memory (StoreHost.defer) is written first: the test's SQL sees
   // the storage as the object's next write would leave it.
   const sql = <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) =>

@@ -8,6 +8,7 @@ import { StoreHost } from './host.ts';
 import { IdMemory } from './id-memory.ts';
 import { Ledger } from './ledger.ts';
 import { ObjectMeta } from './meta.ts';
+import { NextPaths } from './next-paths.ts';
 import { OAuthTokens } from './oauth-tokens.ts';
 import { PollerStateStore } from './port.ts';
 import { Presence } from './presence.ts';
@@ -25,6 +26,7 @@ export {
 export { type Counters, HISTORY_LIMIT } from './history.ts';
 export { BOUNDARY_MAX_CHARS } from './ledger.ts';
 export type { StoredRuntimeConfig } from './meta.ts';
+export type { PathSighting } from './next-paths.ts';
 export type { LastReport } from './presence.ts';
 
 /** The tables of a poller's storage that grow with its work. */
@@ -59,6 +61,8 @@ export class SqliteStore extends PollerStateStore {
   readonly reconciliation: Reconciliation;
   /** `oauth_tokens` (source.auth = oauth2), sealed by poller/token-vault.ts. */
   readonly oauth: OAuthTokens;
+  /** Which next-page body paths the pages had (in `meta`): a misspelt one is warned of. */
+  readonly nextPaths: NextPaths;
 
   constructor(
     storage: DurableObjectStorage,
@@ -78,6 +82,7 @@ export class SqliteStore extends PollerStateStore {
     this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));
     this.oauth = new OAuthTokens(host);
     this.meta = new ObjectMeta(host);
+    this.nextPaths = new NextPaths(this.meta);
     this.audit = audit;
     this.deadLetters = deadLetters;
     this.history = history;

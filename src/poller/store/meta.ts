@@ -15,7 +15,8 @@ export interface StoredRuntimeConfig {
  * itself, one key each. `name` the poller's name (for an object whose id has none); `config`
  * and `config_version` a runtime poller's config; `incarnation` the runtime incarnation it
  * runs (0: a static poller's life, started over a tombstone) and `erased_incarnation` the
- * newest one erased here (R14); `registered` that the registry lists it.
+ * newest one erased here (R14); `registered` that the registry lists it; `next_paths` which
+ * next-page body paths its pages had (NextPaths).
  */
 export class ObjectMeta {
   constructor(private readonly host: StoreHost) {}
@@ -81,6 +82,15 @@ export class ObjectMeta {
 
   markRegistered(): void {
     if (!this.registered()) this.set('registered', '1');
+  }
+
+  /** The memo of next-page body paths (JSON, written by store/next-paths.ts), or null. */
+  nextPaths(): string | null {
+    return this.get('next_paths');
+  }
+
+  setNextPaths(json: string): void {
+    this.set('next_paths', json);
   }
 
   private get(key: string): string | null {

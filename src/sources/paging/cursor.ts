@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
 import { readPath } from '../dot-path.ts';
-import { lastPage, noProblems, type PagingStyle, shown } from './style.ts';
+import { bodyPath, bodyPathProblems, lastPage, type PagingStyle, shown } from './style.ts';
 
 /** The body path `path` holds an opaque cursor, sent back as `param`. */
 const config = z.strictObject({
@@ -9,7 +9,7 @@ const config = z.strictObject({
   /** The query parameter that takes the cursor. */
   param: requiredFor('next', 'cursor'),
   /** Body path of the next cursor (a string or a number). */
-  path: requiredFor('next', 'cursor'),
+  path: bodyPath(requiredFor('next', 'cursor')),
   ...lastPage,
 });
 
@@ -30,5 +30,7 @@ export const cursor = {
     if (typeof value === 'string' && value !== '') return { ok: true, next: value };
     return missing(`the next cursor at "${next.path}" is ${shown(value)}`);
   },
-  problems: noProblems,
+  problems(next, source) {
+    return bodyPathProblems(next.path, source, 'the next cursor');
+  },
 } satisfies PagingStyle<CursorNext>;

@@ -10,17 +10,19 @@ import { none } from './none.ts';
 import { offset } from './offset.ts';
 import { page } from './page.ts';
 import {
+  arrayBodyWarning,
   DONE,
   type NextPage,
   type NextTools,
   type PagingStyle,
   type ReadPage,
   type SourceProblem,
+  type SourceShape,
   shown,
 } from './style.ts';
 import { url } from './url.ts';
 
-export type { NextPage, PagingStyle, ReadPage } from './style.ts';
+export type { NextPage, NextPathMemo, PagingStyle, ReadPage } from './style.ts';
 
 /** Every paging style, by its `source.next.type`. A new style is a module and a line here. */
 const styles = { cursor, url, link, page, last_id: lastId, offset, none };
@@ -51,11 +53,28 @@ function styleOf(next: NextConfig): PagingStyle<NextConfig> {
 }
 
 /** What the paging style cannot work with in the rest of `source`, at paths under it. */
-export function pagingProblems(source: {
-  next: NextConfig;
-  sorted?: 'asc' | undefined;
-}): SourceProblem[] {
+export function pagingProblems(source: SourceShape & { next: NextConfig }): SourceProblem[] {
   return styleOf(source.next).problems(source.next, source);
+}
+
+/**
+ * What npm run check-config warns of in a valid source's paging: a next-page body path read
+ * from a body that is the array of records (see arrayBodyWarning), for the main stream and
+ * the deletions stream, each line led by the key it is about.
+ */
+export function nextPathWarnings(source: SourceConfig): string[] {
+  const streams = [{ key: 'source', next: source.next, items: source.items }];
+  const { deletions } = source;
+  if (deletions !== undefined) {
+    const next = deletions.next ?? source.next;
+    streams.push({ key: 'source.deletions', next, items: deletions.items ?? source.items });
+  }
+  return streams.flatMap(({ key, next, items }) => {
+    if (next.type !== 'cursor' && next.type !== 'url') return [];
+    const what = next.type === 'url' ? "the next page's URL" : 'the next cursor';
+    const warning = arrayBodyWarning(next.path, { items }, what);
+    return warning === null ? [] : [`${key}.next.path: ${warning}`];
+  });
 }
 
 /**
@@ -118,6 +137,27 @@ export function nextPage(config: SourceConfig, page: ReadPage): NextPage {
     id: config.id,
   };
   return styleOf(next).nextPage(next, page, tools);
+}
+
+/**
+ * What a page showed of the body path the next page is read from (`next.path` of a cursor or
+ * url style), for the poller's memo (NextPathMemo): `present` when the path is in the body
+ * (null too: a last page's "no more"); absent, only on a page with records whose body did not
+ * say in so many words that it was the last (`stop`, `more`), which is how a misspelt path
+ * looks: every window ends at its first page. Null when the page tells nothing of it.
+ */
+export function nextPathSighting(
+  config: SourceConfig,
+  page: ReadPage,
+): { path: string; present: boolean } | null {
+  const { next } = config;
+  if (next.type !== 'cursor' && next.type !== 'url') return null;
+  if (readPath(page.body, next.path) !== undefined) return { path: next.path, present: true };
+  if (page.items.length === 0) return null;
+  const said =
+    (next.stop !== undefined && readPath(page.body, next.stop) === true) ||
+    (next.more !== undefined && readPath(page.body, next.more) === false);
+  return said ? null : { path: next.path, present: false };
 }
 
 /** Credentials go to source.url's origin only: a next page elsewhere is refused, not followed. */

@@ -20,6 +20,15 @@ export interface ReadPage {
   cursor: string | null;
 }
 
+/**
+ * The poller's memo of the next-page body paths its pages had (see nextPathSighting): a
+ * path seen on some page is never warned of, one missed on a page with records and never
+ * seen is (its status names it). Kept at no storage write per page.
+ */
+export interface NextPathMemo {
+  saw(path: string, present: boolean): void;
+}
+
 /** What a style's next-page rule leans on (built by paging/index.ts for each page). */
 export interface NextTools {
   /**
@@ -60,15 +69,49 @@ export interface PagingStyle<C extends { type: string }> {
    */
   nextPage(next: C, page: ReadPage, tools: NextTools): NextPage;
   /** What it cannot work with in the rest of `source` (config errors). */
-  problems(next: C, source: { sorted?: 'asc' | undefined }): SourceProblem[];
+  problems(next: C, source: SourceShape): SourceProblem[];
+}
+
+/** What of `source` a style's problems look at. */
+export interface SourceShape {
+  sorted?: 'asc' | undefined;
+  /** The dot path of the records array ("": the body is the array). */
+  items?: string | undefined;
+}
+
+/**
+ * Why a dot path can never be found in a JSON body as written, or null: an empty step (a
+ * leading, trailing or doubled "."), or a step that starts or ends with a space. Misspelt
+ * this way, a next-page path reads as missing on every page: each window ends at its first.
+ */
+export function dotPathProblem(path: string): string | null {
+  const steps = path.split('.');
+  if (steps.some((step) => step === '')) {
+    return `"${path}" has an empty step (a leading, trailing or doubled "."): no body has a value there`;
+  }
+  if (steps.some((step) => step.trim() !== step)) {
+    return `"${path}" has a step that starts or ends with a space: write the key as the body has it`;
+  }
+  return null;
+}
+
+/** Steps without a dot, none empty, none starting or ending with white space. */
+const DOT_PATH = '^[^.\\s](?:[^.]*[^.\\s])?(?:\\.[^.\\s](?:[^.]*[^.\\s])?)*$';
+
+/** A body path a style reads (`field`: its string schema): one that can be found as written. */
+export function bodyPath<T extends z.ZodString>(field: T) {
+  return field.meta({ pattern: DOT_PATH }).superRefine((path, ctx) => {
+    const problem = dotPathProblem(path);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  });
 }
 
 /** Optional body paths every paging style but `none` may read. */
 export const lastPage = {
   /** Optional body path; true means this was the last page. */
-  stop: z.string().min(1).optional(),
+  stop: bodyPath(z.string().min(1)).optional(),
   /** Optional body path; false means this was the last page. */
-  more: z.string().min(1).optional(),
+  more: bodyPath(z.string().min(1)).optional(),
 };
 
 /** Ends the window: this page was the last. */
@@ -88,7 +131,7 @@ export function noProblems(): SourceProblem[] {
 export function positionalProblems(
   type: string,
   what: string,
-): (next: unknown, source: { sorted?: 'asc' | undefined }) => SourceProblem[] {
+): (next: unknown, source: SourceShape) => SourceProblem[] {
   return (_next, source) =>
     source.sorted === 'asc'
       ? [
@@ -108,4 +151,39 @@ export function shown(value: unknown): string {
   if (value === undefined) return 'missing';
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+/**
+ * Where a next-page body path (`what`: the cursor, the next URL) can never hold one: at the
+ * records array (`source.items`) or at an object that holds it, never a string. Every page
+ * would read as its window's last.
+ */
+export function bodyPathProblems(
+  path: string,
+  { items }: SourceShape,
+  what: string,
+): SourceProblem[] {
+  if (items === undefined || items === '') return [];
+  if (path !== items && !items.startsWith(`${path}.`)) return [];
+  return [
+    {
+      path: ['next', 'path'],
+      message: `"${path}" cannot hold ${what}: that is where the records are (source.items = "${items}"), never ${what}`,
+    },
+  ];
+}
+
+/**
+ * A next-page body path read from a body that is the array of records (`items = ""`): an
+ * array has no key for a cursor or a URL, so every page would read as its window's last. A
+ * warning (npm run check-config), not an error: a config whose source is not read over HTTP
+ * (the simulation's) leaves `items` at its default.
+ */
+export function arrayBodyWarning(
+  path: string,
+  { items }: SourceShape,
+  what: string,
+): string | null {
+  if (items !== '') return null;
+  return `"${path}" cannot hold ${what}: source.items is "" (the body is the array of records), which has no key for it; use a next.type that does not read the body ("link", "page", "offset" or "last_id"), or set source.items`;
 }

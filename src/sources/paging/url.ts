@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
 import { readPath } from '../dot-path.ts';
-import { lastPage, noProblems, type PagingStyle, shown } from './style.ts';
+import { bodyPath, bodyPathProblems, lastPage, type PagingStyle, shown } from './style.ts';
 
 /** The body path `path` holds the next URL, absolute or relative. */
 const config = z.strictObject({
   type: z.literal('url'),
   /** Body path of the next page's URL. */
-  path: requiredFor('next', 'url'),
+  path: bodyPath(requiredFor('next', 'url')),
   ...lastPage,
 });
 
@@ -27,5 +27,7 @@ export const url = {
     }
     return follow(value);
   },
-  problems: noProblems,
+  problems(next, source) {
+    return bodyPathProblems(next.path, source, "the next page's URL");
+  },
 } satisfies PagingStyle<UrlNext>;
