@@ -27,7 +27,7 @@ interface Sealed {
  * for another binding count as none, as does a seal that cannot be opened (the key was
  * changed). Tokens sealed before bindings were are taken once, for the config being wired,
  * when they descend from its configured refresh token (their row's `refresh_for` was that
- * token's fingerprint then): a provider that rotates refresh tokens has retired the configured
+ * token's fingerprint then), and sealed with its binding at once: a provider that rotates refresh tokens has retired the configured
  * one, so dropping them would force a reconnect on every such poller at the upgrade. Opened
  * once per renewal or per instance.
  */
@@ -49,8 +49,17 @@ export class SqliteTokenVault implements TokenVault {
         const text = await decryptSecret(this.keys, this.poller, SEALED_AS, sealed);
         const { access, refresh, bound } = JSON.parse(text) as Sealed;
         const tokens = { access, refresh, expiresAt: row.expires_at, issuedAt: row.issued_at };
-        const adopted = lineage !== null && row.refresh_for === lineage ? binding : null;
-        this.opened = { sealed: row.sealed, tokens, bound: bound ?? adopted };
+        if (bound === undefined && lineage !== null && row.refresh_for === lineage) {
+          // Taken once: sealed at once with the binding they are taken for, so no config
+          // wired later (a replace that moves source.url) takes them too (R18).
+          const resealed = await this.seal({ access, refresh, bound: binding });
+          if (!this.table.rebind(row.sealed, resealed, binding)) {
+            // Another wiring took them meanwhile (or this life ended): as the row says now.
+            const now = this.table.row();
+            return now?.sealed === row.sealed ? NONE : this.load(binding, lineage);
+          }
+          this.opened = { sealed: resealed, tokens, bound: binding };
+        } else this.opened = { sealed: row.sealed, tokens, bound: bound ?? null };
       } catch {
         return NONE;
       }
@@ -58,11 +67,19 @@ export class SqliteTokenVault implements TokenVault {
     return this.opened.bound === binding ? this.opened.tokens : NONE;
   }
 
-  async save(tokens: StoredTokens, binding: string, at: number): Promise<void> {
-    const value: Sealed = { access: tokens.access, refresh: tokens.refresh, bound: binding };
-    const sealed = JSON.stringify(
+  /** The tokens and their binding, sealed under SECRETS_KEY (as JSON text). */
+  private async seal(value: Sealed): Promise<string> {
+    return JSON.stringify(
       await encryptSecret(this.keys, this.poller, SEALED_AS, JSON.stringify(value)),
     );
+  }
+
+  async save(tokens: StoredTokens, binding: string, at: number): Promise<void> {
+    const sealed = await this.seal({
+      access: tokens.access,
+      refresh: tokens.refresh,
+      bound: binding,
+    });
     // A synchronous write: durable before anything this object sends next (its output gate).
     this.table.saveRenewal(
       {

@@ -115,6 +115,9 @@ describe('OAuth 2.0 tokens are bound to the config they were obtained under (R18
     seen = [];
 
     await replace(name, { auth: { token_url: 'https://login2.test/token' } });
+    // The client's own secrets go only where they were set for (R18): set again for login2.
+    await setSecret(name, 'CRM_CLIENT_SECRET', other.clientSecret);
+    await setSecret(name, 'CRM_REFRESH_TOKEN', other.firstRefreshToken);
     upstream.add('b', Date.now());
     const reply = await objectOf(name).runNow();
 
@@ -217,6 +220,25 @@ describe('OAuth 2.0 tokens sealed before tokens were bound to a config', () => {
     expect(provider.renewals).toBe(renewals);
     expect(obtained).toContain(seen[0]?.authorization);
     expect(provider.retiredPresented).toEqual([]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('are taken for the config of the first wiring only: a replace that moves source.url after it does not get them', async () => {
+    const { name, obtained } = await pollerThatRan();
+    await sealedAsBefore(name, await fingerprintOf(provider.firstRefreshToken));
+    provider.valid.add(provider.firstRefreshToken);
+    upstream.add('b', Date.now());
+    expect(await objectOf(name).runNow()).toMatchObject({ run: { outcome: 'success' } });
+    seen = [];
+
+    await replace(name, { url: 'https://elsewhere.test/v1/sessions' });
+    upstream.add('c', Date.now());
+    const reply = await objectOf(name).runNow();
+
+    expect(reply).toMatchObject({ run: { outcome: 'success' } });
+    const there = seen.filter((request) => request.host === 'elsewhere.test');
+    expect(there.length).toBeGreaterThan(0);
+    for (const request of there) expect(obtained).not.toContain(request.authorization);
     await api('DELETE', `/pollers/${name}`);
   });
 

@@ -73,6 +73,22 @@ export class OAuthTokens {
   }
 
   /**
+   * Tokens sealed before bindings were, sealed again with the binding they are taken for:
+   * only if the row still holds `legacy` (no renewal or other wiring wrote it meanwhile).
+   * Whether it was written.
+   */
+  rebind(legacy: string, sealed: string, boundTo: string): boolean {
+    return (
+      this.host.write(
+        'UPDATE oauth_tokens SET sealed = ?, refresh_for = ? WHERE id = 1 AND sealed = ?',
+        sealed,
+        boundTo,
+        legacy,
+      ) > 0
+    );
+  }
+
+  /**
    * A renewal failed; with `refusedFor`, the provider refused that binding's refresh token for
    * good. Without, a refusal kept from before is over: no renewal is tried for a refused
    * binding, so this one was tried for another (a reconnect, or a config moved elsewhere).
