@@ -2,12 +2,10 @@ import { retryAt } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { planDelivery } from './delivery-plan.ts';
-import { deliveryKey, ownFailures } from './idempotency.ts';
+import { ownFailures } from './idempotency.ts';
 import {
   type DeliveryOp,
-  type ListedId,
   ledgerKey,
-  type PendingChange,
   type Reconciler,
   type ReconcileState,
   type ReconcileStep,
@@ -16,12 +14,11 @@ import {
   type Source,
   type Update,
 } from './ports.ts';
-import { goneById, recordOf } from './reconcile-fetch.ts';
+import { listedIds } from './reconcile-diff.ts';
+import { sortPending } from './reconcile-pending.ts';
 import type { FetchById } from './reconcile-ports.ts';
-import { decideDeletes, overtaken } from './reconcile-rules.ts';
-
-import { ignoredPaths, rememberDelivered } from './remembered-ids.ts';
-import { contentHash } from './unchanged.ts';
+import { decideDeletes } from './reconcile-rules.ts';
+import { rememberDelivered } from './remembered-ids.ts';
 
 /** Failures in a row of a listing's pages after which the listing starts over. */
 export const LISTING_RESTART_AFTER = 5;
@@ -150,7 +147,7 @@ class Turn {
       if (!page.ok) {
         return this.failed(`listing page ${at}: ${page.error}`, page.kind, page.retryAfter);
       }
-      const ids = await this.listed(page.updates);
+      const ids = await listedIds(ctx, page.updates);
       const next: ReconcileState = {
         ...this.state,
         listing: {
@@ -169,39 +166,6 @@ class Turn {
         return 'complete';
       }
     }
-  }
-
-  /**
-   * The page's ids, with the records of those to upsert: never delivered, or last delivered
-   * as a delete, or newer than delivered (reconcile.updated_at), or, compared by content,
-   * different from what was delivered.
-   */
-  private async listed(updates: Update[]): Promise<ListedId[]> {
-    const { ctx } = this;
-    const known = ctx.store.idsOf?.(updates.map((update) => update.id)) ?? new Map();
-    const versioned = ctx.config.reconcile?.updated_at !== undefined;
-    const byContent = ctx.config.reconcile?.compare === 'content';
-    const ignore = ignoredPaths(ctx);
-    return Promise.all(
-      updates.map(async (update) => {
-        const last = known.get(update.id);
-        // A tombstone the listing shows is a change only for an id delivered as live: it goes
-        // out as the delete it is (deliveryOp), once.
-        const tombstone = ctx.isDeleted?.(update.record) ?? false;
-        let upsert = tombstone
-          ? last !== undefined && !last.deleted
-          : last === undefined || last.deleted || (versioned && update.versionMs > last.versionMs);
-        if (!upsert && !tombstone && byContent && last?.hash) {
-          upsert = (await contentHash(update.record, ignore)) !== last.hash;
-        }
-        return {
-          id: update.id,
-          version: update.version,
-          versionMs: update.versionMs,
-          record: upsert ? update.record : null,
-        };
-      }),
-    );
   }
 
   /** The listing is complete: what it found becomes pending, or its deletes are held. */
@@ -274,33 +238,11 @@ class Turn {
       const pending = store.pending(PENDING_PER_STEP);
       if (pending.length === 0) return 'done';
       if (this.yields()) return this.worked(false);
-      const known = ctx.store.idsOf?.(pending.map((change) => change.id)) ?? new Map();
-      const skipped: { id: string; op: DeliveryOp; key: string }[] = [];
-      const deletes: Update[] = [];
-      const upserts: Update[] = [];
-      for (const change of pending) {
-        const last = known.get(change.id);
-        const update = updateOf(change);
-        const gctx = change.op === 'delete' ? deleteCtx : upsertCtx;
-        if (await overtaken(change, last, ctx)) {
-          skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
-          continue;
-        }
-        if (change.op === 'delete') {
-          const gone = await goneById(this.fetchById, change, ctx, this.budget);
-          if (gone === 'budget') return this.worked(true);
-          if (typeof gone !== 'boolean') return this.failed(gone.error, 'transient');
-          if (gone) deletes.push(update);
-          else skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
-          continue;
-        }
-        const record = await recordOf(this.fetchById, change, ctx, this.budget);
-        if (record === 'budget') return this.worked(true);
-        if ('error' in record) return this.failed(record.error, 'transient');
-        if (record.value === null) {
-          skipped.push({ id: change.id, op: change.op, key: deliveryKey(gctx, update) });
-        } else upserts.push({ ...update, record: record.value });
-      }
+      const contexts = { upsert: upsertCtx, delete: deleteCtx };
+      const sorted = await sortPending(ctx, contexts, pending, this.fetchById, this.budget);
+      if (sorted === 'budget') return this.worked(true);
+      if ('error' in sorted) return this.failed(sorted.error, 'transient');
+      const { skipped, deletes, upserts } = sorted;
       // What needs no delivery any more leaves no failure behind either.
       for (const { key } of skipped) {
         if (!ctx.store.clearFailure(this.epoch, key)) return { kind: 'fenced' };
@@ -404,14 +346,4 @@ class Turn {
     this.state = next;
     return true;
   }
-}
-
-function updateOf(change: PendingChange): Update {
-  const update = {
-    id: change.id,
-    version: change.version,
-    versionMs: change.versionMs,
-    record: change.record,
-  };
-  return change.op === 'delete' ? { ...update, foundAt: change.foundAt } : update;
 }

@@ -1,5 +1,4 @@
 import { DurableObject } from 'cloudflare:workers';
-import { isStatic } from '../catalog.ts';
 import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
@@ -9,12 +8,8 @@ import {
   replayDeadLetter,
 } from './dead-letters.ts';
 import { type EngineOf, engineOf } from './engine-port.ts';
-import { SqliteFreshness } from './freshness-store.ts';
-import { Incarnation } from './incarnation.ts';
-import { migrate } from './migrations.ts';
 import { isNudgeToken } from './nudge-auth.ts';
-import { otherLife } from './other-life.ts';
-import { OwnSecrets } from './own-secrets.ts';
+import { ObjectLife } from './object-life.ts';
 import { reconcileAdmin } from './reconcile-admin.ts';
 import { reportToRegistry } from './registry-report.ts';
 import type {
@@ -39,51 +34,25 @@ import { reachOfOwn } from './secret-bounds.ts';
 import type { PollerStatus } from './status.ts';
 import { statusOf } from './status-of.ts';
 import type { StoredRun } from './store/history.ts';
-import { SqliteStore } from './store/index.ts';
-import { wipeStorage } from './wipe-storage.ts';
-import { type Wiring, WiringCache } from './wiring.ts';
+import type { SqliteStore } from './store/index.ts';
 
 /**
  * One poller: owns its lease, checkpoint, ledger and history in SQLite, and runs the
  * engine. Everything it knows is in storage; the alarm is derived from it. It is reached by
- * `idFromName(poller)`, and knows its name from its id (see `name`).
+ * `idFromName(poller)`, and knows its name from its id (see ObjectLife.name).
  */
 export class Poller extends DurableObject<Env> implements PollerRpc {
-  /** This life of the object (R14): erase() ends it, and what was built for it stops. */
-  private incarnation = new Incarnation();
-  private sqlite: SqliteStore;
-  private freshnessStore: SqliteFreshness | null = null;
-  /** The poller's own secrets, decrypted: kept for this instance's life, dropped on a change. */
-  private readonly secrets: OwnSecrets;
-  /** The poller's config, wired, kept while nothing it was built from changed. */
-  private readonly wirings: WiringCache;
+  /** Who the object is and which life of it runs (R14): an erase replaces what it holds. */
+  private readonly life: ObjectLife;
 
+  /** The store of this life, asked for at every use: an erase replaces it. */
   private get store(): SqliteStore {
-    return this.sqlite;
+    return this.life.store;
   }
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage);
-    this.sqlite = new SqliteStore(ctx.storage, this.incarnation);
-    this.secrets = new OwnSecrets(ctx.storage.sql, env);
-    this.wirings = new WiringCache(env, this.secrets);
-    // A deploy that declares a static poller under the name of a deleted runtime poller: the
-    // tombstone refuses only that poller's incarnations, and the static poller starts clean.
-    const name = this.name;
-    if (name !== null && this.store.meta.tombstoneOnly() && isStatic(env, name)) {
-      const { epoch } = this.store.read().lease;
-      void ctx.blockConcurrencyWhile(() => this.wipe(this.store.meta.erasedIncarnation(), epoch));
-    }
-  }
-
-  /**
-   * The poller's name: its id's, which every caller reaches it by (`idFromName`, the alarm
-   * included), else the one stored for an id without a name. Null only for an object reached
-   * by an id without a name before any name was stored: no poller's.
-   */
-  private get name(): string | null {
-    return this.ctx.id.name ?? this.store.meta.name();
+    this.life = new ObjectLife(ctx, env);
   }
 
   async trigger(kind: 'cron' | 'manual'): Promise<TriggerReply> {
@@ -94,9 +63,9 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   async status(): Promise<PollerStatus> {
     const name = this.seen();
-    const wiring = await this.wiring(name);
+    const wiring = await this.life.wiring(name);
     const alarm = await this.ctx.storage.getAlarm();
-    return statusOf(name, wiring, this.store, this.freshness, this.secrets, alarm);
+    return statusOf(name, wiring, this.store, this.life.freshness, this.life.secrets, alarm);
   }
 
   /** POST /pollers/:name/reconcile (`start`) and /reconcile/confirm (`confirm`). */
@@ -114,22 +83,12 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
    */
   async nudge(token: string | null): Promise<NudgeRpcReply> {
     if (token !== null) {
-      const own = await this.secrets.values(this.named());
+      const own = await this.life.secrets.values(this.life.named());
       if (!own.ok || !(await isNudgeToken(own.values, token))) return { outcome: 'unauthorized' };
     }
     const engine = await this.engine(this.seen());
     if (!engine.ok) return { outcome: 'ignored', reason: 'misconfigured' };
     return engine.engine.nudge();
-  }
-
-  /** Nudges and observed lateness, beside the poller's store (migration 11). */
-  private get freshness(): SqliteFreshness {
-    if (this.freshnessStore === null) {
-      this.freshnessStore = new SqliteFreshness(this.ctx.storage, this.incarnation);
-      // Its rows are billed like the store's: counted with them (storageStats).
-      this.sqlite.countRowsOf(this.freshnessStore);
-    }
-    return this.freshnessStore;
   }
 
   async runs(limit: number): Promise<StoredRun[]> {
@@ -144,9 +103,9 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const name = this.seen();
     const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
-    const life = this.incarnation;
+    const started = this.life.incarnation;
     const reply = await engine.engine.runNow();
-    const erased = life !== this.incarnation; // then nothing of it is kept, history included
+    const erased = started !== this.life.incarnation; // then nothing of it is kept, history included
     if (!erased) {
       const outcome = reply.outcome === 'ran' ? reply.run.outcome : reply.outcome;
       audit(this.store, name, 'run.manual', { outcome }, Date.now());
@@ -186,31 +145,21 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
    * version replaces the old; the checkpoint, ledger and dead letters stay.
    */
   async configure(config: string, version: number, incarnation: number): Promise<ConfigureReply> {
-    const meta = this.store.meta;
-    // R14: a push for an incarnation erased here (a DELETE answered before it arrived) or
-    // older than the one running is refused: no earlier life of the name comes back.
-    const running = meta.incarnation();
-    if (incarnation <= meta.erasedIncarnation() || incarnation < (running ?? 0)) {
+    // R14: an incarnation erased here, or older than the one running, is refused.
+    const entered = await this.life.enter(incarnation);
+    if (entered === 'refused') {
       return {
         ok: false,
         refused: 'erased',
-        errors: [`poller "${this.named()}": deleted meanwhile`],
+        errors: [`poller "${this.life.named()}": deleted meanwhile`],
       };
     }
-    // A new incarnation starts from empty tables, whatever reached the object since its last
-    // erase or ran here before (a crash between the registry's steps can make it forget an
-    // older one). A fresh object, or one from before incarnations, keeps what it has.
-    if (running !== incarnation && (running !== null || meta.erasedIncarnation() > 0)) {
-      await this.erase(running ?? 0);
-    }
-    // Before the name: an erased object takes a name only with a new incarnation.
-    if (running !== incarnation) this.store.meta.setIncarnation(incarnation);
     const name = this.seen();
     const stored = this.store.meta.runtimeConfig();
-    if (stored !== null && running === incarnation && stored.version > version)
+    if (stored !== null && entered === 'same' && stored.version > version)
       return { ok: true, version: stored.version };
     // Secrets set before they were bound are bound under the config they were set for (R18).
-    if (stored !== null) await this.wirings.bindUnbound(name, this.store);
+    if (stored !== null) await this.life.bindUnbound(name);
     this.store.meta.setRuntimeConfig(config, version);
     this.store.meta.markRegistered();
     this.store.setNextTick(null); // the schedule may have changed: booked again below
@@ -233,35 +182,10 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   /**
    * Stops the poller for good and erases its storage (DELETE /pollers/:name), keeping only a
-   * tombstone: `incarnation` (the registry's, for a runtime poller) is refused from now on,
-   * and every admin write until a new life starts (a configure of a newer incarnation, or at
-   * once a static poller declared under the name: see wipeStorage). Ends this life first, before any await: a run still going sends nothing more and
-   * commits nothing (R14); every cache of the object goes with it (secrets, wiring,
-   * freshness, nudge auth). No other call is let in until the object is fresh again.
+   * tombstone of `incarnation`; this life ends before any await (see ObjectLife.erase, R14).
    */
   async erase(incarnation = 0): Promise<void> {
-    const epoch = this.store.read().lease.epoch;
-    const meta = this.store.meta;
-    const tombstone = Math.max(incarnation, meta.incarnation() ?? 0, meta.erasedIncarnation());
-    this.endLife();
-    await this.ctx.blockConcurrencyWhile(() => this.wipe(tombstone, epoch));
-  }
-
-  /** Ends this life: what was built for it stops, and every cache of it goes (R14). */
-  private endLife(): void {
-    this.incarnation.end();
-    this.incarnation = new Incarnation();
-    this.secrets.forget();
-    this.wirings.forget();
-    this.freshnessStore = null;
-  }
-
-  /** Empties the object but for a tombstone and the epoch reached, once its life ended. */
-  private async wipe(tombstone: number, epoch: number): Promise<void> {
-    const name = this.name;
-    const staticLife = name !== null && isStatic(this.env, name);
-    const erased = { tombstone, epoch, staticLife };
-    this.sqlite = await wipeStorage(this.ctx.storage, this.incarnation, erased);
+    await this.life.erase(incarnation);
   }
 
   /**
@@ -294,8 +218,8 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
    */
   private async report(name: string): Promise<void> {
     if (this.store.meta.registered()) {
-      const wiring = await this.wiring(name);
-      await reportToRegistry(this.env, name, this.store, wiring, this.freshness, Date.now());
+      const wiring = await this.life.wiring(name);
+      await reportToRegistry(this.env, name, this.store, wiring, this.life.freshness, Date.now());
     }
     this.store.writeIfDue(Date.now());
   }
@@ -348,7 +272,7 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   override async alarm(): Promise<void> {
     // No poller's (an id without a name, none stored), or erased: nothing to run.
-    const name = this.name;
+    const name = this.life.name;
     if (name === null || this.store.meta.tombstoneOnly()) return;
     const engine = await this.engine(name);
     if (!engine.ok) {
@@ -356,7 +280,7 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
       console.log(JSON.stringify({ event: 'alarm_skipped', poller: name, errors: engine.errors }));
       return;
     }
-    const life = this.incarnation;
+    const started = this.life.incarnation;
     try {
       await engine.engine.onAlarm();
     } catch (error) {
@@ -366,12 +290,7 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
       await engine.engine.rearm();
     }
     // Erased during the run: nothing of it is this object's any more.
-    if (life === this.incarnation) await this.report(name);
-  }
-
-  /** The poller's config, wired, with its own secrets decrypted for `${NAME}`. */
-  private wiring(name: string): Promise<Wiring> {
-    return this.wirings.of(name, this.store, this.incarnation);
+    if (started === this.life.incarnation) await this.report(name);
   }
 
   async putSecret(
@@ -383,11 +302,11 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const name = this.writer(meant);
     if (typeof name !== 'string') return name;
     // R18: bound to the origins given, or else to those the config sends it to now.
-    const own = await this.secrets.values(name);
+    const own = await this.life.secrets.values(name);
     const values = { ...(own.ok ? own.values : {}), [secret]: value };
     const runtime = this.store.meta.runtimeConfig()?.config;
     const bound = origins ?? reachOfOwn(name, this.env, runtime, values)?.get(secret) ?? [];
-    const result = await this.secrets.put(name, secret, value, Date.now(), bound);
+    const result = await this.life.secrets.put(name, secret, value, Date.now(), bound);
     if (result.outcome === 'set') {
       const detail = { name: secret, replaced: result.replaced, origins: result.origins };
       audit(this.store, name, 'secret.set', detail, Date.now());
@@ -398,50 +317,35 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   async listSecrets(): Promise<SealedSecretListing[]> {
     this.seen();
-    return this.secrets.list();
+    return this.life.secrets.list();
   }
 
   async deleteSecret(meant: number, secret: string): Promise<{ deleted: boolean } | OtherLife> {
     const name = this.writer(meant);
     if (typeof name !== 'string') return name;
-    const deleted = this.secrets.delete(secret);
+    const deleted = this.life.secrets.delete(secret);
     if (deleted) audit(this.store, name, 'secret.deleted', { name: secret }, Date.now());
     return { deleted };
   }
 
   private async engine(name: string): Promise<EngineOf> {
-    const wiring = await this.wiring(name);
-    return engineOf(wiring, this.store, this.freshness, this.ctx.storage, this.incarnation);
+    const wiring = await this.life.wiring(name);
+    return engineOf(
+      wiring,
+      this.store,
+      this.life.freshness,
+      this.ctx.storage,
+      this.life.incarnation,
+    );
   }
 
-  /**
-   * A write meant for life `meant` of the poller: the name, as seen() gives it, or why the
-   * write is refused here (see otherLife), with nothing written (R14).
-   */
-  private writer(meant: number): string | OtherLife {
-    return otherLife(this.env, this.named(), this.store.meta, meant) ?? this.seen();
-  }
-
-  /** The poller's name (see `name`); an object without one serves no poller. */
-  private named(): string {
-    const name = this.name;
-    if (name === null) {
-      throw new Error('this Poller object has no name: reach it with idFromName(poller)');
-    }
-    return name;
-  }
-
-  /**
-   * A call for the poller: notes when it first came, so that a poller that never runs is
-   * noticed (status `silent`), and keeps the name for an id without one. An erased object is
-   * no poller until the registry configures a new incarnation: a call that reaches it
-   * meanwhile leaves nothing behind. Returns the name.
-   */
+  /** A call for the poller (see ObjectLife.seen): returns its name. */
   private seen(): string {
-    const name = this.named();
-    if (this.store.meta.tombstoneOnly()) return name;
-    this.store.meta.rememberName(name);
-    this.store.presence.seen(Date.now());
-    return name;
+    return this.life.seen();
+  }
+
+  /** A write meant for life `meant`: the name, or why it is refused (see ObjectLife.writer). */
+  private writer(meant: number): string | OtherLife {
+    return this.life.writer(meant);
   }
 }

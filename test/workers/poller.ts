@@ -40,7 +40,7 @@ export function hostOf(store: SqliteStore): StoreHost {
 
 /** The object's store, as the object holds it (its state row as the object sees it). */
 export function storeOf(instance: Poller): SqliteStore {
-  return (instance as unknown as { sqlite: SqliteStore }).sqlite;
+  return (instance as unknown as { store: SqliteStore }).store;
 }
 const pause = () => new Promise((resolve) => setTimeout(resolve, 1));
 

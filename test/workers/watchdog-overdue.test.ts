@@ -2,14 +2,13 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
-import type { SqliteStore } from '../../src/poller/store/index.ts';
 import { REPORT_EVERY_MS, REPORT_GRACE_MS, VISIT_AGAIN_MS } from '../../src/registry/heartbeat.ts';
 import { OVERDUE_QUERY } from '../../src/registry/overdue.ts';
 import { type Registry, registryOf } from '../../src/registry/registry.ts';
 import { type Shards, watchdog } from '../../src/watchdog/index.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { type FakeUpstream, installFakes } from './fakes.ts';
-import { disarmStaticPollers } from './poller.ts';
+import { disarmStaticPollers, storeOf } from './poller.ts';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -72,7 +71,7 @@ const registryRow = async (name: string) =>
  */
 async function lastReported(name: string, at: number): Promise<void> {
   await runInDurableObject(objectOf(name), (instance: Poller) => {
-    const store = (instance as unknown as { sqlite: SqliteStore }).sqlite;
+    const store = storeOf(instance);
     const last = store.presence.lastReport();
     if (last === null) throw new Error(`${name} never reported`);
     store.presence.setLastReport({ atFault: false, ...last, at });
