@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import type { FakeHost } from './fakes.ts';
+import { type FakeHost, FakeUpstream, installFakes } from './fakes.ts';
 
 /**
  * An OAuth 2.0 provider on `login.test` (POST /token) whose access tokens live `accessMs`
@@ -132,4 +132,25 @@ export function guarded(provider: FakeOAuthProvider, upstream: FakeHost) {
     },
   };
   return { host, state };
+}
+
+/** The oauth2 source.auth of the CRM test pollers: the provider above, secrets named as a user would. */
+export const CRM_OAUTH = {
+  type: 'oauth2',
+  token_url: 'https://login.test/token',
+  client_id: 'crm-client',
+  client_secret: '${CRM_CLIENT_SECRET}',
+  refresh_token: '${CRM_REFRESH_TOKEN}',
+};
+
+/**
+ * A provider on `login.test` and an upstream on `upstream.test` that wants its live access
+ * tokens (`gate` counts the 401s), installed as the test's fakes with a receiver.
+ */
+export function installGuardedUpstream() {
+  const provider = new FakeOAuthProvider();
+  const upstream = new FakeUpstream();
+  const guard = guarded(provider, upstream);
+  const { receiver } = installFakes({ 'upstream.test': guard.host, 'login.test': provider });
+  return { provider, upstream, receiver, gate: guard.state };
 }

@@ -9,7 +9,7 @@ import {
   secretKeysFrom,
 } from '../../src/secrets/index.ts';
 import { api, createPoller, objectOf, runtimeConfig, setSecret } from '../support/fleet.ts';
-import { FakeOAuthProvider } from './fake-oauth.ts';
+import { CRM_OAUTH, FakeOAuthProvider } from './fake-oauth.ts';
 import { type FakeHost, FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;
@@ -47,19 +47,11 @@ beforeEach(() => {
   });
 });
 
-const OAUTH = {
-  type: 'oauth2',
-  token_url: 'https://login.test/token',
-  client_id: 'crm-client',
-  client_secret: '${CRM_CLIENT_SECRET}',
-  refresh_token: '${CRM_REFRESH_TOKEN}',
-};
-
 /** A runtime poller on OAuth that has run once: the vault holds an access and a rotated refresh token. */
 async function pollerThatRan() {
   const name = await createPoller('oauth-bound', {
     sinceMs: 10 * MINUTE,
-    source: { headers: {}, auth: OAUTH },
+    source: { headers: {}, auth: CRM_OAUTH },
   });
   await setSecret(name, 'CRM_CLIENT_SECRET', provider.clientSecret);
   await setSecret(name, 'CRM_REFRESH_TOKEN', provider.firstRefreshToken);
@@ -83,7 +75,7 @@ async function replace(
       ...base.source,
       headers: {},
       ...(change.url === undefined ? {} : { url: change.url }),
-      auth: { ...OAUTH, ...change.auth },
+      auth: { ...CRM_OAUTH, ...change.auth },
     },
     keep_secrets: true,
   });

@@ -4,8 +4,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { STATIC_INCARNATION } from '../../src/catalog.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
 import type { RunNowReply } from '../../src/poller/rpc.ts';
-import { FakeOAuthProvider, guarded } from './fake-oauth.ts';
-import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
+import { type FakeOAuthProvider, installGuardedUpstream } from './fake-oauth.ts';
+import type { FakeReceiver, FakeUpstream } from './fakes.ts';
 import { newPoller } from './poller.ts';
 
 const MINUTE = 60_000;
@@ -15,11 +15,7 @@ let receiver: FakeReceiver;
 let gate: { unauthorized: number };
 
 beforeEach(() => {
-  provider = new FakeOAuthProvider();
-  upstream = new FakeUpstream();
-  const guard = guarded(provider, upstream);
-  gate = guard.state;
-  ({ receiver } = installFakes({ 'upstream.test': guard.host, 'login.test': provider }));
+  ({ provider, upstream, receiver, gate } = installGuardedUpstream());
 });
 
 type TestPoller = ReturnType<typeof newPoller>;

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { api, createPoller, objectOf, setSecret } from '../support/fleet.ts';
-import { FakeOAuthProvider, guarded } from './fake-oauth.ts';
+import { CRM_OAUTH, FakeOAuthProvider, guarded } from './fake-oauth.ts';
 import { FakeSaas } from './fake-saas.ts';
 import { type FakeHost, type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
@@ -9,20 +9,12 @@ const MINUTE = 60_000;
 let provider: FakeOAuthProvider;
 let receiver: FakeReceiver;
 
-const OAUTH = {
-  type: 'oauth2',
-  token_url: 'https://login.test/token',
-  client_id: 'crm-client',
-  client_secret: '${CRM_CLIENT_SECRET}',
-  refresh_token: '${CRM_REFRESH_TOKEN}',
-};
-
 /** A runtime poller on OAuth 2.0 with its client secret and refresh token set. */
 async function oauthPoller(prefix: string, options: Record<string, unknown> = {}) {
   const { source = {}, ...rest } = options as { source?: Record<string, unknown> };
   const name = await createPoller(prefix, {
     sinceMs: 10 * MINUTE,
-    source: { headers: {}, auth: OAUTH, ...source },
+    source: { headers: {}, auth: CRM_OAUTH, ...source },
     ...rest,
   });
   await setSecret(name, 'CRM_CLIENT_SECRET', provider.clientSecret);

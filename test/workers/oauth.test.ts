@@ -4,8 +4,13 @@ import { app } from '../../src/http/app.ts';
 import type { PollerStatus } from '../../src/poller/status.ts';
 import { api, createPoller, objectOf, runtimeConfig, setSecret } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
-import { FakeOAuthProvider, guarded } from './fake-oauth.ts';
-import { type FakeReceiver, FakeUpstream, installFakes } from './fakes.ts';
+import {
+  CRM_OAUTH,
+  type FakeOAuthProvider,
+  guarded,
+  installGuardedUpstream,
+} from './fake-oauth.ts';
+import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 
 const MINUTE = 60_000;
@@ -15,20 +20,8 @@ let receiver: FakeReceiver;
 let gate: { unauthorized: number };
 
 beforeEach(() => {
-  provider = new FakeOAuthProvider();
-  upstream = new FakeUpstream();
-  const guard = guarded(provider, upstream);
-  gate = guard.state;
-  ({ receiver } = installFakes({ 'upstream.test': guard.host, 'login.test': provider }));
+  ({ provider, upstream, receiver, gate } = installGuardedUpstream());
 });
-
-const OAUTH = {
-  type: 'oauth2',
-  token_url: 'https://login.test/token',
-  client_id: 'crm-client',
-  client_secret: '${CRM_CLIENT_SECRET}',
-  refresh_token: '${CRM_REFRESH_TOKEN}',
-};
 
 /** A runtime poller of the guarded upstream with its own client secret and refresh token. */
 async function oauthPoller(
@@ -38,7 +31,7 @@ async function oauthPoller(
 ) {
   const name = await createPoller(prefix, {
     sinceMs: 10 * MINUTE,
-    source: { headers: {}, auth: { ...OAUTH, ...auth }, ...source },
+    source: { headers: {}, auth: { ...CRM_OAUTH, ...auth }, ...source },
   });
   await setSecret(name, 'CRM_CLIENT_SECRET', provider.clientSecret);
   await setSecret(name, 'CRM_REFRESH_TOKEN', provider.firstRefreshToken);
@@ -334,7 +327,7 @@ describe('simple source authentication (source.auth = bearer, basic)', () => {
       source: {
         ...runtimeConfig().source,
         headers: {},
-        auth: { ...OAUTH, token_url: 'https://login.internal/token' },
+        auth: { ...CRM_OAUTH, token_url: 'https://login.internal/token' },
       },
     };
     const refused = await app.request(
