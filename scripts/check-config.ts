@@ -10,6 +10,7 @@ import { unstable_readConfig } from 'wrangler';
 import { readFleetPolicy } from '../src/config/fleet-policy.ts';
 import { referencedNames } from '../src/config/interpolate.ts';
 import { loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
+import { privateUrls } from '../src/config/private-urls.ts';
 import { nextPathWarnings } from '../src/sources/paging/index.ts';
 import { parseDevVars } from './dev-vars.ts';
 
@@ -24,6 +25,11 @@ export interface CheckOptions {
   strict?: boolean;
   /** Checking for a deploy: the placeholder D1 id is an error instead of a warning. */
   deploy?: boolean;
+  /**
+   * Checking what will run on Cloudflare (a deploy, or `--env <name>`): a poller URL on this
+   * machine or a private network, which a deployed Worker cannot reach, is warned of.
+   */
+  remote?: boolean;
   /** POLLERS as they will run instead of the file's (npm start's DEMO_OAUTH variant). */
   pollers?: unknown;
 }
@@ -102,6 +108,15 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
   for (const entry of result.valid) {
     for (const warning of nextPathWarnings(entry.config.source)) {
       result.warnings.push(`poller "${entry.name}": ${warning}`);
+    }
+  }
+  if (options.remote) {
+    for (const entry of result.valid) {
+      for (const { key, url } of privateUrls(entry.name, entry.config)) {
+        result.warnings.push(
+          `poller "${entry.name}": ${key} (${new URL(url).host}) is a loopback or private address: a deployed Worker cannot reach it (it answers only under npm start)`,
+        );
+      }
     }
   }
   result.secrets = secretsNeeded(vars);
@@ -215,6 +230,7 @@ function main(argv: readonly string[]): number {
     ...(environment === undefined ? {} : { environment }),
     ...(configPath === undefined ? {} : { configPath }),
     secrets: local,
+    remote: environment !== undefined,
   });
   const label = `${configPath ?? 'wrangler.toml'}${environment ? ` [env.${environment}]` : ''}`;
   const ok = report(result, label);

@@ -57,6 +57,7 @@ export function deploy(argv: readonly string[], wrangler: Wrangler = runWrangler
     ...(environment === undefined ? {} : { environment }),
     ...(configPath === undefined ? {} : { configPath }),
     deploy: !dryRun,
+    remote: true,
   });
   const label = `${configPath ?? 'wrangler.toml'}${environment ? ` [env.${environment}]` : ''}`;
   if (result.errors.length === 0 && !dryRun) {

@@ -17,6 +17,7 @@ import { checkConfig } from './check-config.ts';
 import { DEMO_POLLER, demoOAuthFlag, withDemoOAuth } from './demo-oauth.ts';
 import { createDevOutputFilter } from './dev-output.ts';
 import { fillDevVars, localPolicyArgs, missingDevVars, parseDevVars } from './dev-vars.ts';
+import { firstRunRequest } from './first-run.ts';
 import { portProblem } from './port.ts';
 import { superviseGroup } from './process-group.ts';
 
@@ -220,13 +221,10 @@ ${
   }
 }
 
-/** The dashboard's "Run now", so that the first run does not wait for the first tick. */
+/** Starts a poller's first run now (firstRunRequest); says so when it could not. */
 async function runNow(poller: string, adminToken: string | undefined): Promise<void> {
   try {
-    await fetch(`${BASE}/pollers/${encodeURIComponent(poller)}/run`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken ?? ''}` },
-    });
+    await fetch(firstRunRequest(BASE, poller, adminToken ?? ''));
   } catch (error) {
     console.log(`could not start a first run of ${poller}: ${String(error)}`);
   }

@@ -3,6 +3,7 @@ import { DeadlineClock } from '../deadline.ts';
 import { classifyDeliveryStatus, type DeliveryResult } from '../engine/classify.ts';
 import type { Deliverer, DeliveryItem, DeliveryOp } from '../engine/ports.ts';
 import type { HttpFetch } from '../sources/http-source.ts';
+import { fetchFailure } from '../sources/network-error.ts';
 import type { BuildDeliverer } from './build.ts';
 import type { WebhookConfig } from './kinds/webhook.ts';
 import { sha256Hex, signingSecretProblem, signWebhook, webhookId } from './standard-webhooks.ts';
@@ -108,7 +109,8 @@ export class WebhookDeliverer implements Deliverer {
         ? { kind: 'retry', error: `${this.shown()}: ${outcome.error}` }
         : outcome.value;
     } catch (error) {
-      return { kind: 'retry', error: `${this.shown()}: ${redact(String(error), this.secrets)}` };
+      const reason = fetchFailure(error, this.config.url);
+      return { kind: 'retry', error: `${this.shown()}: ${redact(reason, this.secrets)}` };
     }
   }
 

@@ -35,6 +35,7 @@ export function isIdle(run: RunRecord): boolean {
   return (
     run.outcome === 'success' &&
     run.trigger !== 'manual' &&
+    run.trigger !== 'startup' &&
     run.records === 0 &&
     run.deadLettered === 0 &&
     (run.unchanged ?? 0) === 0

@@ -2,7 +2,7 @@ import { isoTime, isoTimeOrNull } from './iso-time.ts';
 import { assessLateness, LatenessTally } from './lateness.ts';
 import { decideLease, isExpired, type Lease } from './lease.ts';
 import { decideNudge, type NudgeReply, nudgeDueAt } from './nudge.ts';
-import type { PollerState, RunContext, RunRecord, TriggerKind } from './ports.ts';
+import type { PollerState, RunContext, RunNowKind, RunRecord, TriggerKind } from './ports.ts';
 import { runPoll } from './run.ts';
 import { recoveredRun, skippedRun } from './run-records.ts';
 import { skewWarning } from './skew.ts';
@@ -92,10 +92,11 @@ export class PollerEngine {
       return { outcome: 'skipped', reason: 'paused' };
     }
     const polite = kind === 'cron' || kind === 'nudge';
-    // A manual run overrides a booked retry (an operator asked), never the upstream's own
-    // "not before" (Retry-After, a spent quota): it would send a request at once.
+    // A run asked for now overrides a booked retry (an operator asked), never the upstream's
+    // own "not before" (Retry-After, a spent quota): it would send a request at once.
+    const asked = kind === 'manual' || kind === 'startup';
     const limited =
-      kind === 'manual' && state.rateLimitedUntil !== null && state.rateLimitedUntil > now
+      asked && state.rateLimitedUntil !== null && state.rateLimitedUntil > now
         ? state.rateLimitedUntil
         : null;
     const holdOff = state.lease.held ? null : polite ? holdOffUntil(state, now) : limited;
@@ -214,11 +215,14 @@ export class PollerEngine {
 
   /**
    * "Run now" (admin): takes the lease like any trigger and runs in this call, so the caller
-   * gets the run's outcome; or says why it was skipped and who holds the lease.
+   * gets the run's outcome; or says why it was skipped and who holds the lease. `kind` is
+   * the run's trigger in the history: `manual`, or `startup` (npm start's first run).
    */
-  async runNow(): Promise<TriggerResult | { outcome: 'ran'; run: RunRecord }> {
+  async runNow(
+    kind: RunNowKind = 'manual',
+  ): Promise<TriggerResult | { outcome: 'ran'; run: RunRecord }> {
     // No await between the grant and the start: the alarm cannot start this run as well.
-    const reply = this.admit('manual', true);
+    const reply = this.admit(kind, true);
     if (reply.outcome !== 'started') {
       await this.rearm();
       return reply;

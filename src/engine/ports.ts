@@ -136,7 +136,14 @@ export type TriggerKind =
   | 'continuation'
   | 'recovery'
   | 'replay'
-  | 'nudge';
+  | 'nudge'
+  | 'startup';
+
+/**
+ * A run asked for now: by an operator (`manual`, kept in the audit log), or by `npm start`
+ * for each poller's first run (`startup`, not an operator's action: no audit line).
+ */
+export type RunNowKind = Extract<TriggerKind, 'manual' | 'startup'>;
 
 export type RunOutcome = 'success' | 'failed' | 'skipped' | 'recovered' | 'fenced' | 'continued';
 

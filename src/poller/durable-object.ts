@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
+import type { RunNowKind } from '../engine/ports.ts';
 import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
 import {
   discardDeadLetter,
@@ -99,16 +100,17 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     return this.store.history.run(id);
   }
 
-  async runNow(): Promise<RunNowReply> {
+  async runNow(kind: RunNowKind = 'manual'): Promise<RunNowReply> {
     const name = this.seen();
     const engine = await this.engine(name);
     if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
     const started = this.life.incarnation;
-    const reply = await engine.engine.runNow();
+    const reply = await engine.engine.runNow(kind);
     const erased = started !== this.life.incarnation; // then nothing of it is kept, history included
     if (!erased) {
       const outcome = reply.outcome === 'ran' ? reply.run.outcome : reply.outcome;
-      audit(this.store, name, 'run.manual', { outcome }, Date.now());
+      // npm start's first run is not an operator's action: it stays out of the audit log.
+      if (kind === 'manual') audit(this.store, name, 'run.manual', { outcome }, Date.now());
       await this.report(name);
     }
     if (reply.outcome !== 'ran') return reply;

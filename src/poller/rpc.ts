@@ -1,6 +1,6 @@
 import type { NudgeReply } from '../engine/nudge.ts';
 import type { TriggerResult } from '../engine/poller.ts';
-import type { RunRecord } from '../engine/ports.ts';
+import type { RunNowKind, RunRecord } from '../engine/ports.ts';
 import type { PutSecretResult, SecretListing } from '../secrets/index.ts';
 import type { CheckpointResult } from './admin.ts';
 import type { DeadLetterView, ReplayResult } from './dead-letters.ts';
@@ -123,8 +123,8 @@ export interface PollerRpc {
   runs(limit: number): Promise<StoredRun[]>;
   /** One run by its id (an idle one folded with others too), or null once it left the history. */
   run(id: number): Promise<StoredRun | null>;
-  /** Runs now and answers with the run's outcome, or says why it was skipped. */
-  runNow(): Promise<RunNowReply>;
+  /** Runs now (`manual`, audited; or npm start's `startup`) and answers with the run's outcome, or says why it was skipped. */
+  runNow(kind?: RunNowKind): Promise<RunNowReply>;
   /** Starts a reconciliation listing now, or confirms the deletes one holds. */
   reconcile(action: 'start' | 'confirm'): Promise<ReconcileReply>;
   /** Pauses (every trigger skipped) or resumes the poller. */

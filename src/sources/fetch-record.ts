@@ -6,6 +6,7 @@ import type { Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { fetchUrl } from './fetch-url.ts';
 import type { HttpFetch } from './http-source.ts';
+import { fetchFailure } from './network-error.ts';
 import { readBody } from './read-body.ts';
 
 /**
@@ -63,7 +64,7 @@ export function fetchRecordById(
         return { ok: false, error: `${shown}: HTTP ${response.status} but the body is not JSON` };
       }
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = fetchFailure(error, url);
       return { ok: false, error: `${shown}: ${redact(reason, secrets)}` };
     } finally {
       deadline.clear();

@@ -7,6 +7,7 @@ import type { Window } from '../engine/window.ts';
 import type { Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
+import { fetchFailure } from './network-error.ts';
 import {
   type NextPathMemo,
   nextPage,
@@ -225,7 +226,9 @@ export class HttpSource implements Source {
         response = answer;
       } catch (error) {
         const reason =
-          error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : String(error);
+          error instanceof Error && error.name === 'TimeoutError'
+            ? `timed out: ${url.host} did not answer within source.timeout (${this.config.timeout} ms)`
+            : fetchFailure(error, url);
         return {
           ok: false,
           page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },

@@ -120,6 +120,30 @@ deliver = { type = "handler", name = "feed" }
     });
   });
 
+  it('warns of a loopback or private source or delivery URL for Cloudflare, not for npm start', () => {
+    const production = `
+[env.production.vars]
+REGION = "eu"
+[env.production.vars.POLLERS.orders]
+cron = "* * * * *"
+source = { url = "http://127.0.0.1:9000/orders", from_param = "since" }
+deliver = { type = "webhook", url = "http://10.1.2.3:8080/hooks", secret = "\${WEBHOOK_SECRET}" }
+[env.production.vars.POLLERS.demo]
+cron = "* * * * *"
+source = { url = "https://demo.tidemark.internal/demo/sessions", service = "SELF", from_param = "since" }
+deliver = { type = "webhook", url = "https://hooks.example.com/in", secret = "\${WEBHOOK_SECRET}" }
+`;
+    const path = wranglerFixture(production);
+    const remote = checkConfig({ configPath: path, environment: 'production', remote: true });
+    expect(remote.errors).toEqual([]);
+    // Only the orders poller: the demo's source goes through its service binding.
+    expect(remote.warnings).toEqual([
+      'poller "orders": source.url (127.0.0.1:9000) is a loopback or private address: a deployed Worker cannot reach it (it answers only under npm start)',
+      'poller "orders": deliver.url (10.1.2.3:8080) is a loopback or private address: a deployed Worker cannot reach it (it answers only under npm start)',
+    ]);
+    expect(checkConfig({ configPath: path, environment: 'production' }).warnings).toEqual([]);
+  });
+
   it('flags the all-zero D1 id: a warning for npm start, an error for a deploy', () => {
     const path = wranglerFixture('', { d1Id: '00000000-0000-0000-0000-000000000000' });
     const local = checkConfig({ configPath: path });

@@ -92,6 +92,18 @@ describe('npm run deploy', () => {
     expect(said).toMatch(/ADMIN_TOKEN\s+wrangler secret put ADMIN_TOKEN --env staging/);
   });
 
+  it('warns of a poller URL on a private network, and deploys all the same', () => {
+    const path = wranglerFixture(
+      STAGING.replace('https://staging.example.com', 'http://localhost:9000'),
+    );
+    const { wrangler, calls } = fakeWrangler(['ADMIN_TOKEN']);
+    expect(deploy(['--env', 'staging', '--config', path], wrangler)).toBe(0);
+    expect(calls.at(-1)?.[0]).toBe('deploy');
+    expect(output.join('\n')).toContain(
+      'poller "orders": source.url (localhost:9000) is a loopback or private address',
+    );
+  });
+
   it('refuses to deploy the demo placeholder D1 id', () => {
     const path = wranglerFixture('', { d1Id: '00000000-0000-0000-0000-000000000000' });
     const { wrangler, calls } = fakeWrangler(['ADMIN_TOKEN', 'ORDERS_TOKEN', 'WEBHOOK_SECRET']);

@@ -42,6 +42,7 @@ function poller(logIdleEvery: string, updatesAt: (minute: number) => Update[]) {
   const engine = new PollerEngine(ctx, { set: async () => {} });
   return {
     lines,
+    runNow: (kind: 'manual' | 'startup') => engine.runNow(kind),
     async ticks(count: number) {
       for (let i = 0; i < count; i += 1) {
         await engine.trigger('cron');
@@ -77,6 +78,15 @@ describe('run lines that scale (log_idle_every)', () => {
     const delivering = runLines(p.lines).filter((line) => line.records !== 0);
     expect(delivering).toHaveLength(4);
     expect(runLines(p.lines).length).toBeLessThan(20);
+  });
+
+  it('always logs a run asked for now, by an operator or by npm start, though it found nothing', async () => {
+    const p = poller('10m', () => []);
+    await p.ticks(2);
+    await p.runNow('startup');
+    await p.runNow('manual');
+    const lines = runLines(p.lines);
+    expect(lines.map((line) => line.trigger)).toEqual(['cron', 'startup', 'manual']);
   });
 
   it('logs every run with log_idle_every = "0s"', async () => {

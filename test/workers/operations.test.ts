@@ -1,5 +1,7 @@
+import { exports } from 'cloudflare:workers';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { firstRunRequest } from '../../scripts/first-run.ts';
 import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
@@ -38,6 +40,29 @@ describe('admin API', () => {
     });
     held.release();
     expect((await running).status).toBe(200);
+  });
+
+  it("npm start's first run is a startup run in status and history, and no audit line", async () => {
+    const poller = newPoller('handled', 'handled');
+    await poller.setCheckpoint(Date.now() - MINUTE);
+    upstream.add('h1', Date.now() - 30_000);
+    // The object is shared with the other tests here: its audit log may hold their actions.
+    const before = (await poller.status()).audit;
+    const first = firstRunRequest('https://tidemark.test', 'handled', ADMIN_TOKEN);
+    const response = await exports.default.fetch(first);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ run: { trigger: 'startup', records: 1 } });
+    const status = await poller.status();
+    expect(status.last_run).toMatchObject({ trigger: 'startup' });
+    expect((await poller.runs())[0]).toMatchObject({ trigger: 'startup' });
+    expect(status.audit).toEqual(before);
+    // Only the start script's flag makes it one: a reader's token may not ask for it.
+    const read = await call('POST', '/pollers/handled/run?trigger=startup', STATUS_TOKEN);
+    expect(read.status).toBe(403);
+    await call('POST', '/pollers/handled/run', ADMIN_TOKEN);
+    const after = (await poller.status()).audit;
+    expect(after).toHaveLength(Math.min(before.length + 1, 20));
+    expect(after[0]).toMatchObject({ action: 'run.manual' });
   });
 
   it('pauses: cron and manual triggers are skipped and say so, until resumed', async () => {

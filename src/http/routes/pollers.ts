@@ -61,7 +61,13 @@ const runNow = createRoute({
   path: '/{name}/run',
   summary: 'Run the poller now, and answer with the run',
   ...admin,
-  request: { params: PollerName },
+  request: {
+    params: PollerName,
+    query: z.object({
+      // npm start's first run of each poller: `startup` in the history, and no audit line.
+      trigger: z.enum(['manual', 'startup']).default('manual'),
+    }),
+  },
   responses: {
     200: json(z.object({ outcome: z.string(), run: RunViewSchema }), 'It ran: its history line.'),
     404: unknownPollerResponse,
@@ -189,7 +195,8 @@ export const pollerRoutes = apiRoutes()
     return c.json(runView(found), 200);
   })
   .openapi(runNow, async (c) => {
-    const reply = await pollerObject(c.env, c.req.valid('param').name).runNow();
+    const { trigger } = c.req.valid('query');
+    const reply = await pollerObject(c.env, c.req.valid('param').name).runNow(trigger);
     if (reply.outcome === 'ran') {
       return c.json({ outcome: reply.run.outcome, run: runView(reply.run) }, 200);
     }

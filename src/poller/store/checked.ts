@@ -31,6 +31,7 @@ export const TRIGGER_KINDS = {
   recovery: true,
   replay: true,
   nudge: true,
+  startup: true,
 } as const satisfies KnownSet<TriggerKind>;
 
 export const RUN_OUTCOMES = {

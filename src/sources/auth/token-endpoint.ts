@@ -3,6 +3,7 @@ import { redact } from '../../config/interpolate.ts';
 import type { AuthConfig } from '../../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../../deadline.ts';
 import type { HttpFetch } from '../http-source.ts';
+import { fetchFailure } from '../network-error.ts';
 import { readRateLimit } from '../rate-limit.ts';
 import { readBody } from '../read-body.ts';
 import { basicHeader } from './static-auth.ts';
@@ -126,7 +127,7 @@ export async function requestToken(
       error: what,
     };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = fetchFailure(error, config.token_url);
     return { ok: false, kind: 'transient', error: `${shown}: ${redact(reason, secrets)}` };
   } finally {
     deadline.clear();
