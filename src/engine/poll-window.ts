@@ -2,7 +2,7 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { type DeliveryPlan, planDelivery } from './delivery-plan.ts';
-import { ownFailures, unreadableKey } from './idempotency.ts';
+import { mainFailures, ownFailures, unreadableKey } from './idempotency.ts';
 import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
@@ -23,7 +23,15 @@ export type Stop = BudgetStop | 'rate_limit';
 
 /** How one window ended. */
 export type WindowResult =
-  | { kind: 'complete'; delivered: LedgerEntry[] }
+  | {
+      kind: 'complete';
+      delivered: LedgerEntry[];
+      /**
+       * R19: updates of this stream left failing, each stored with its record and retried
+       * first by every run (the window commits all the same), and why the first one failed.
+       */
+      retrying?: { count: number; error: string };
+    }
   | {
       kind: 'incomplete';
       delivered: LedgerEntry[];
@@ -60,7 +68,19 @@ export interface Tally {
   released: number;
   /** deliver.changes_only: newer versions with the content last delivered, not sent. */
   unchanged: number;
+  /**
+   * R19: per stream (its RunContext.stream, `main` for the main one), the updates left failing
+   * by its last complete window: stored, retried by the next run, the run `partial`.
+   */
+  retrying: Map<string, { count: number; error: string }>;
 }
+
+/**
+ * The most failing updates a stream stores while its checkpoint moves on (R19). Past it, a
+ * window with a failure fails as a whole (R2) and C waits: a receiver that fails most of what
+ * it is sent is not papered over by a table that grows without end.
+ */
+export const MAX_RETRYING = 1_000;
 
 /**
  * The ledger keeps whole seconds below a window's start: many upstreams truncate `from` to
@@ -135,7 +155,8 @@ export async function pollWindow(
   const seen = new HandledKeys(ledger, keepFrom);
   // Only this stream's own failures: the deletions pass retries its deletes, the main stream
   // its updates (engine/idempotency.ts).
-  const failing = ownFailures(ctx, store.failing());
+  const all = store.failing();
+  const failing = ownFailures(ctx, all);
   // A failure of a version the ledger says is handled is stale (a repeat of a delivered or
   // dead-lettered version that failed): left, it would hold every newer version back.
   for (const [key, failure] of failing) {
@@ -143,7 +164,9 @@ export async function pollWindow(
     if (!store.clearFailure(epoch, key)) return { kind: 'fenced' };
     failing.delete(key);
   }
-  const older = olderFailing(failing);
+  // A delete also waits for a failing update of its id that the main stream stored (R15,
+  // R19): delivered first, it would be undone by that update's retry.
+  const older = olderFailing(failing, ctx.stream === 'deletions' ? mainFailures(all) : undefined);
   const delivered = new DeliveredLog(keepFrom);
   const retryable = new RetryableList();
   const cursors = new Set<string>();
@@ -327,9 +350,25 @@ export async function pollWindow(
       cursor = result.next;
     }
 
-    if (retryable.count > 0) return failed('transient', retryable.describe());
+    // R19: every failure of the window is stored with its record (settleFailed, hold), so the
+    // window may commit; the stored ones are retried first by every run. Not past the cap.
+    if (retryable.count > 0 && failing.size > MAX_RETRYING) {
+      return failed(
+        'transient',
+        `${retryable.describe()}; ${failing.size} updates are failing, more than the ${MAX_RETRYING} kept while the checkpoint moves on, so it waits (R19)`,
+      );
+    }
     ctx.lateness?.covered(window);
-    return { kind: 'complete', delivered: delivered.entries() };
+    const stream = ctx.stream ?? 'main';
+    if (failing.size === 0) {
+      tally.retrying.delete(stream);
+      return { kind: 'complete', delivered: delivered.entries() };
+    }
+    const error =
+      retryable.count > 0 ? retryable.describe() : `${failing.size} update(s) still failing`;
+    const retrying = { count: failing.size, error };
+    tally.retrying.set(stream, retrying);
+    return { kind: 'complete', delivered: delivered.entries(), retrying };
   } finally {
     cancelAhead?.abort(new DOMException('the window ended before this page', 'AbortError'));
   }

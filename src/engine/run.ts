@@ -60,6 +60,7 @@ class Run {
     straggleMs: 0,
     released: 0,
     unchanged: 0,
+    retrying: new Map(),
   };
 
   constructor(
@@ -86,6 +87,9 @@ class Run {
     const reconcile = ctx.reconcile ?? null;
     // A run that ends with this window commits it with its finish: one write, not two.
     if (deletions === null && reconcile === null) {
+      const partial = this.partial(main.done.checkpoint);
+      if (partial)
+        return this.finish(partial.run, partial.failures, partial.wakeup, null, main.done);
       return this.finish(
         this.record('success', null, main.done.checkpoint),
         0,
@@ -106,8 +110,30 @@ class Run {
       if (turn === 'fenced') return this.fenced();
       wakeup = turn;
     }
+    const partial = wakeup ? null : this.partial();
+    if (partial) return this.finish(partial.run, partial.failures, partial.wakeup);
     const run = this.record(wakeup ? 'continued' : 'success', wakeup ? CONTINUE_LISTING : null);
     return this.finish(run, 0, wakeup);
+  }
+
+  /**
+   * A run that caught up with updates left failing (R19): `partial`, its windows committed,
+   * and a retry booked for them with the usual backoff: at the base delay when this run
+   * delivered something, growing while it delivers nothing (a receiver that is down). Null
+   * when nothing is left failing.
+   */
+  private partial(
+    checkpoint?: number | null,
+  ): { run: RunRecord; failures: number; wakeup: Wakeup } | null {
+    const { ctx, tally } = this;
+    const left = [...tally.retrying.values()];
+    if (left.length === 0) return null;
+    const count = left.reduce((sum, entry) => sum + entry.count, 0);
+    const error = `${count} update(s) failing, stored and retried by the next run: ${left.map((entry) => entry.error).join('; ')}`;
+    const failures = tally.records > 0 ? 1 : ctx.store.read().failures + 1;
+    const at = retryAt(ctx.now(), failures, 'transient', ctx.random);
+    const wakeup: Wakeup = { at, reason: 'retry', failure: 'transient' };
+    return { run: this.record('partial', error, checkpoint), failures, wakeup };
   }
 
   /**
@@ -235,7 +261,12 @@ class Run {
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
       tally.windows += 1;
-      if (next.kind === 'done') return { kind: 'caught_up', done };
+      // A window that left updates failing ends the stream's turn (R19): its next window would
+      // retry them at once, and a receiver that is down would spend their attempts within one
+      // run. The run's retry, with backoff, takes them and the rest of a backlog.
+      if (next.kind === 'done' || (result.kind === 'complete' && result.retrying)) {
+        return { kind: 'caught_up', done };
+      }
       if (next.kind === 'budget') {
         // The main stream's last window goes with the run's finish (one write); another
         // stream's, to its own store first.
