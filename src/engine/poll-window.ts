@@ -2,7 +2,7 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { type DeliveryPlan, planDelivery } from './delivery-plan.ts';
-import { mainFailures, ownFailures, unreadableKey } from './idempotency.ts';
+import { deliveryKey, mainFailures, ownFailures, unreadableKey } from './idempotency.ts';
 import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
@@ -30,7 +30,7 @@ export type WindowResult =
        * R19: updates of this stream left failing, each stored with its record and retried
        * first by every run (the window commits all the same), and why the first one failed.
        */
-      retrying?: { count: number; error: string };
+      retrying?: Retrying;
     }
   | {
       kind: 'incomplete';
@@ -72,7 +72,16 @@ export interface Tally {
    * R19: per stream (its RunContext.stream, `main` for the main one), the updates left failing
    * by its last complete window: stored, retried by the next run, the run `partial`.
    */
-  retrying: Map<string, { count: number; error: string }>;
+  retrying: Map<string, Retrying>;
+}
+
+/** A stream's stored failing updates after a window (R19). */
+export interface Retrying {
+  count: number;
+  /** The first reason this window gave. */
+  error: string;
+  /** Some were refused by the receiver (not only held back by a budget stop or a wait). */
+  failed: boolean;
 }
 
 /**
@@ -179,18 +188,38 @@ export async function pollWindow(
   // What this window delivered and has not kept yet (see PAGES_KEPT_EVERY_MS).
   let unkept: LedgerEntry[] = [];
   let keptAt = ctx.now();
+  // R19: a failing version stored with its record is no bound for C, while the store is
+  // within its cap; past it, C waits below the oldest one again (R2).
+  const stored = () => failing.size <= MAX_RETRYING;
   const safeBelow = (): { handledBelow?: number } => {
-    const below = sortedSafeBelow(progress, failingVersions(failing));
+    const below = sortedSafeBelow(progress, stored() ? [] : failingVersions(failing));
     return below === undefined ? {} : { handledBelow: below };
   };
-  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
-    kind: 'incomplete',
-    delivered: delivered.entries(),
-    stop,
-    pages: page,
-    ...(resumeAt === undefined ? {} : { resumeAt }),
-    ...safeBelow(),
-  });
+  const stream = ctx.stream ?? 'main';
+  /** What this stream leaves failing, for the run's outcome (`partial`) and its retry. */
+  const leaveRetrying = (): Retrying | undefined => {
+    if (failing.size === 0) {
+      tally.retrying.delete(stream);
+      return undefined;
+    }
+    const error = `the first: ${retryable.example() ?? 'stored by an earlier run'}`;
+    let failed = false;
+    for (const failure of failing.values()) failed ||= failure.attempts > 0;
+    const retrying = { count: failing.size, error, failed };
+    tally.retrying.set(stream, retrying);
+    return retrying;
+  };
+  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => {
+    leaveRetrying();
+    return {
+      kind: 'incomplete',
+      delivered: delivered.entries(),
+      stop,
+      pages: page,
+      ...(resumeAt === undefined ? {} : { resumeAt }),
+      ...safeBelow(),
+    };
+  };
   const failed = (failure: FailureKind, error: string, retryAfter?: number): WindowResult => ({
     kind: 'failed',
     delivered: delivered.entries(),
@@ -324,7 +353,10 @@ export async function pollWindow(
       progress = afterPage(
         progress,
         result.updates,
-        (update, i) => everyHandled || seen.has(keys[i] ?? '', update.versionMs),
+        (update, i) =>
+          everyHandled ||
+          seen.has(keys[i] ?? '', update.versionMs) ||
+          (stored() && failing.has(deliveryKey(ctx, update))),
       );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
@@ -359,16 +391,8 @@ export async function pollWindow(
       );
     }
     ctx.lateness?.covered(window);
-    const stream = ctx.stream ?? 'main';
-    if (failing.size === 0) {
-      tally.retrying.delete(stream);
-      return { kind: 'complete', delivered: delivered.entries() };
-    }
-    const error =
-      retryable.count > 0 ? retryable.describe() : `${failing.size} update(s) still failing`;
-    const retrying = { count: failing.size, error };
-    tally.retrying.set(stream, retrying);
-    return { kind: 'complete', delivered: delivered.entries(), retrying };
+    const retrying = leaveRetrying();
+    return { kind: 'complete', delivered: delivered.entries(), ...(retrying ? { retrying } : {}) };
   } finally {
     cancelAhead?.abort(new DOMException('the window ended before this page', 'AbortError'));
   }

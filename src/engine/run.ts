@@ -124,14 +124,18 @@ class Run {
    */
   private partial(
     checkpoint?: number | null,
+    /** A window cut short: where it would have continued, and why it stopped. */
+    cut?: { wakeup: Wakeup; note: string },
   ): { run: RunRecord; failures: number; wakeup: Wakeup } | null {
     const { ctx, tally } = this;
     const left = [...tally.retrying.values()];
-    if (left.length === 0) return null;
+    // A window cut short with only held-back updates (none refused) simply continues.
+    if (left.length === 0 || (cut && !left.some((entry) => entry.failed))) return null;
     const count = left.reduce((sum, entry) => sum + entry.count, 0);
-    const error = `${count} update(s) failing, stored and retried by the next run: ${left.map((entry) => entry.error).join('; ')}`;
+    const then = cut ? `; ${cut.note}` : '';
+    const error = `${count} update(s) failing, stored and retried by the next run: ${left.map((entry) => entry.error).join('; ')}${then}`;
     const failures = tally.records > 0 ? 1 : ctx.store.read().failures + 1;
-    const at = retryAt(ctx.now(), failures, 'transient', ctx.random);
+    const at = retryAt(ctx.now(), failures, 'transient', ctx.random, cut?.wakeup.at);
     const wakeup: Wakeup = { at, reason: 'retry', failure: 'transient' };
     return { run: this.record('partial', error, checkpoint), failures, wakeup };
   }
@@ -252,11 +256,20 @@ class Run {
             ? this.commit(sctx, next.keep, result.delivered)
             : store.remember(epoch, untilNearFuture(result.delivered, sctx.now()));
         if (!saved) return ended(this.fenced());
+        const stall = next.kind === 'incomplete' ? next.stall : null;
+        // A window cut short with updates left failing (R19): its continuation waits for their
+        // retry, with backoff, so a receiver that is down does not spend their attempts within
+        // a burst of continuations.
+        const partial = next.kind === 'incomplete' ? this.partial(undefined, next) : null;
+        if (partial) {
+          return ended(
+            this.finish(partial.run, partial.failures, partial.wakeup, stall, undefined, sctx),
+          );
+        }
         const run =
           next.kind === 'incomplete'
             ? this.record('continued', next.note)
             : this.record('failed', next.error);
-        const stall = next.kind === 'incomplete' ? next.stall : null;
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);

@@ -977,6 +977,37 @@ describe('a flaky receiver does not stall the checkpoint (R19)', () => {
     expect(store.failing().size).toBe(0);
   });
 
+  it('a sorted window cut short by its budget moves C past a stored failing update, and the continuation waits for its retry', async () => {
+    const { world, deliverer } = flakyWorld(6, 0);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      config: config(false, 0, 12, true),
+      deliverer: {
+        deliver: async (items) =>
+          items.some((item) => item.update.id === 'a1')
+            ? { kind: 'retry', error: 'HTTP 500' }
+            : deliverer.deliver(items),
+      },
+    });
+    for (let i = 0; i < 40; i += 1) {
+      world.updates.push({
+        id: `a${i}`,
+        version: `v${i}`,
+        versionMs: WORLD_START + 1_000 + i * 10,
+        record: {},
+        visibleAt: 0,
+      });
+    }
+    const run = await tick(engine, world);
+    expect(run?.outcome).toBe('partial');
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_010);
+    expect([...store.failing().keys()]).toContain('sim:a1:v1');
+    // Not at once, as a plain continuation would: a receiver that is down would spend the
+    // failing update's attempts within seconds.
+    expect(store.read().wakeup).toMatchObject({ reason: 'retry' });
+    expect(store.read().wakeup?.at ?? 0).toBeGreaterThan(world.now);
+  });
+
   it('a receiver that answers 401 fails the run and keeps C, storing nothing as failing', async () => {
     const { world } = flakyWorld(4, 0);
     const store = new MemoryStore();
