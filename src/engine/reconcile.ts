@@ -266,8 +266,15 @@ class Turn {
     const failing = ownFailures(gctx, all);
     const plan = planDelivery(gctx, updates);
     // A delete or a listed upsert waits for a failing update of its id that the main stream
-    // stored (R15, R19), as a deletions stream's delete does: the retry would undo it.
-    const older = olderFailing(failing, mainFailures(all));
+    // stored (R15, R19): that update's retry would undo it. A delete is versioned by the
+    // version last delivered, but happened after every version shown: it waits for any.
+    const main = mainFailures(all);
+    const older = olderFailing(
+      failing,
+      gctx.stream === 'deletions'
+        ? main.map((failure) => ({ ...failure, versionMs: Number.NEGATIVE_INFINITY }))
+        : main,
+    );
     const outcome = await deliverPage(gctx, epoch, plan, failing, older, this.budget);
     if (outcome.fenced) return { kind: 'fenced' };
     if (!(await rememberDelivered(gctx, epoch, outcome.delivered, new Map())))
