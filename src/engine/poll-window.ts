@@ -13,6 +13,7 @@ import {
   type RunContext,
 } from './ports.ts';
 import { rememberDelivered } from './remembered-ids.ts';
+import { MAX_RETRYING, type Retrying, retryingOf } from './retrying.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
 import { changesJudge } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
@@ -74,22 +75,6 @@ export interface Tally {
    */
   retrying: Map<string, Retrying>;
 }
-
-/** A stream's stored failing updates after a window (R19). */
-export interface Retrying {
-  count: number;
-  /** The first reason this window gave. */
-  error: string;
-  /** Some were refused by the receiver (not only held back by a budget stop or a wait). */
-  failed: boolean;
-}
-
-/**
- * The most failing updates a stream stores while its checkpoint moves on (R19). Past it, a
- * window with a failure fails as a whole (R2) and C waits: a receiver that fails most of what
- * it is sent is not papered over by a table that grows without end.
- */
-export const MAX_RETRYING = 1_000;
 
 /**
  * The ledger keeps whole seconds below a window's start: many upstreams truncate `from` to
@@ -198,15 +183,9 @@ export async function pollWindow(
   const stream = ctx.stream ?? 'main';
   /** What this stream leaves failing, for the run's outcome (`partial`) and its retry. */
   const leaveRetrying = (): Retrying | undefined => {
-    if (failing.size === 0) {
-      tally.retrying.delete(stream);
-      return undefined;
-    }
-    const error = `the first: ${retryable.example() ?? 'stored by an earlier run'}`;
-    let failed = false;
-    for (const failure of failing.values()) failed ||= failure.attempts > 0;
-    const retrying = { count: failing.size, error, failed };
-    tally.retrying.set(stream, retrying);
+    const retrying = retryingOf(failing, retryable.example());
+    if (retrying) tally.retrying.set(stream, retrying);
+    else tally.retrying.delete(stream);
     return retrying;
   };
   const incomplete = (stop: Stop, resumeAt?: number): WindowResult => {

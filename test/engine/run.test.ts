@@ -6,7 +6,6 @@ import { loadPoller } from '../../src/config/load.ts';
 import type { PollerConfig } from '../../src/config/schema.ts';
 import type { DeliveryResult } from '../../src/engine/classify.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
-import { MAX_RETRYING } from '../../src/engine/poll-window.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
 import {
   type Deliverer,
@@ -17,6 +16,7 @@ import {
   type Source,
   type Update,
 } from '../../src/engine/ports.ts';
+import { MAX_RETRYING } from '../../src/engine/retrying.ts';
 import type { Window } from '../../src/engine/window.ts';
 
 const MINUTE = 60_000;
