@@ -222,6 +222,11 @@ export class TidemarkStrategy extends Base implements Strategy {
     return this.warnings[0] ?? null;
   }
 
+  /** The config the engine runs with (an operator who follows advice changes it). */
+  configOf(): PollerConfig {
+    return this.config;
+  }
+
   /** Every warning, in order. */
   allWarnings(): Warning[] {
     return [...this.warnings];

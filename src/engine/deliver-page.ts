@@ -38,10 +38,16 @@ export interface PageDelivery {
  */
 export type OlderFailing = Map<string, number>;
 
-/** Seeds OlderFailing from the failures stored by earlier runs. */
-export function olderFailing(failing: Map<string, FailingUpdate>): OlderFailing {
+/**
+ * Seeds OlderFailing from the failures stored by earlier runs (and `others`: another
+ * stream's failures its versions must wait for too).
+ */
+export function olderFailing(
+  failing: Map<string, FailingUpdate>,
+  others: Iterable<FailingUpdate> = [],
+): OlderFailing {
   const oldest: OlderFailing = new Map();
-  for (const failure of failing.values()) {
+  for (const failure of [...failing.values(), ...others]) {
     oldest.set(
       failure.id,
       Math.min(oldest.get(failure.id) ?? Number.POSITIVE_INFINITY, failure.versionMs),

@@ -78,6 +78,11 @@ export function ownFailures<T>(ctx: RunContext, failing: Map<string, T>): Map<st
   return new Map([...failing].filter(([key]) => streamOfKey(key) === ctx.stream));
 }
 
+/** The main stream's failures, which a delete of the same id waits for (R15, R19). */
+export function mainFailures<T>(failing: Map<string, T>): T[] {
+  return [...failing].filter(([key]) => streamOfKey(key) === undefined).map(([, f]) => f);
+}
+
 function keyPart(text: string): string {
   // Built for every delivery: most ids have neither character, and stay as they are.
   if (!text.includes('%') && !text.includes(':')) return text;

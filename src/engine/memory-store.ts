@@ -1,4 +1,3 @@
-import { streamOfKey } from './idempotency.ts';
 import { type Lease, NO_LEASE } from './lease.ts';
 import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
@@ -101,26 +100,7 @@ export class MemoryStore implements PollerStore {
         this.rowsWritten += 1;
       }
     }
-    for (const [key, failure] of this.failures) {
-      // What the main stream did not find is its own pass's to retry (SQLite: NOT_SIDE_KEY).
-      if (failure.versionMs >= pruneBelow || streamOfKey(key) !== undefined) continue;
-      // Superseded while failing: a dead letter, never silently dropped.
-      if (!this.deadLetters.has(key)) {
-        this.deadLetters.set(key, {
-          key,
-          kind: 'delivery',
-          id: failure.id,
-          version: failure.version,
-          versionMs: failure.versionMs,
-          record: failure.record,
-          error: `superseded while failing; last error: ${failure.lastError}`,
-          attempts: failure.attempts,
-          firstFailure: failure.firstFailure,
-          lastFailure: failure.lastFailure,
-        });
-      }
-      this.failures.delete(key);
-    }
+    // A failing version below C stays stored and is retried (R19): C passing it settles nothing.
     return true;
   }
 

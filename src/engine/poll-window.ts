@@ -2,7 +2,7 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { type DeliveryPlan, planDelivery } from './delivery-plan.ts';
-import { ownFailures, unreadableKey } from './idempotency.ts';
+import { deliveryKey, mainFailures, ownFailures, unreadableKey } from './idempotency.ts';
 import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
@@ -13,6 +13,7 @@ import {
   type RunContext,
 } from './ports.ts';
 import { rememberDelivered } from './remembered-ids.ts';
+import { MAX_RETRYING, type Retrying, retryingOf } from './retrying.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
 import { changesJudge } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
@@ -23,7 +24,15 @@ export type Stop = BudgetStop | 'rate_limit';
 
 /** How one window ended. */
 export type WindowResult =
-  | { kind: 'complete'; delivered: LedgerEntry[] }
+  | {
+      kind: 'complete';
+      delivered: LedgerEntry[];
+      /**
+       * R19: updates of this stream left failing, each stored with its record and retried
+       * first by every run (the window commits all the same), and why the first one failed.
+       */
+      retrying?: Retrying;
+    }
   | {
       kind: 'incomplete';
       delivered: LedgerEntry[];
@@ -60,6 +69,11 @@ export interface Tally {
   released: number;
   /** deliver.changes_only: newer versions with the content last delivered, not sent. */
   unchanged: number;
+  /**
+   * R19: per stream (its RunContext.stream, `main` for the main one), the updates left failing
+   * by its last complete window: stored, retried by the next run, the run `partial`.
+   */
+  retrying: Map<string, Retrying>;
 }
 
 /**
@@ -135,7 +149,8 @@ export async function pollWindow(
   const seen = new HandledKeys(ledger, keepFrom);
   // Only this stream's own failures: the deletions pass retries its deletes, the main stream
   // its updates (engine/idempotency.ts).
-  const failing = ownFailures(ctx, store.failing());
+  const all = store.failing();
+  const failing = ownFailures(ctx, all);
   // A failure of a version the ledger says is handled is stale (a repeat of a delivered or
   // dead-lettered version that failed): left, it would hold every newer version back.
   for (const [key, failure] of failing) {
@@ -143,7 +158,9 @@ export async function pollWindow(
     if (!store.clearFailure(epoch, key)) return { kind: 'fenced' };
     failing.delete(key);
   }
-  const older = olderFailing(failing);
+  // A delete also waits for a failing update of its id that the main stream stored (R15,
+  // R19): delivered first, it would be undone by that update's retry.
+  const older = olderFailing(failing, ctx.stream === 'deletions' ? mainFailures(all) : undefined);
   const delivered = new DeliveredLog(keepFrom);
   const retryable = new RetryableList();
   const cursors = new Set<string>();
@@ -156,18 +173,32 @@ export async function pollWindow(
   // What this window delivered and has not kept yet (see PAGES_KEPT_EVERY_MS).
   let unkept: LedgerEntry[] = [];
   let keptAt = ctx.now();
+  // R19: a failing version stored with its record is no bound for C, while the store is
+  // within its cap; past it, C waits below the oldest one again (R2).
+  const stored = () => failing.size <= MAX_RETRYING;
   const safeBelow = (): { handledBelow?: number } => {
-    const below = sortedSafeBelow(progress, failingVersions(failing));
+    const below = sortedSafeBelow(progress, stored() ? [] : failingVersions(failing));
     return below === undefined ? {} : { handledBelow: below };
   };
-  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => ({
-    kind: 'incomplete',
-    delivered: delivered.entries(),
-    stop,
-    pages: page,
-    ...(resumeAt === undefined ? {} : { resumeAt }),
-    ...safeBelow(),
-  });
+  const stream = ctx.stream ?? 'main';
+  /** What this stream leaves failing, for the run's outcome (`partial`) and its retry. */
+  const leaveRetrying = (): Retrying | undefined => {
+    const retrying = retryingOf(failing, retryable.example());
+    if (retrying) tally.retrying.set(stream, retrying);
+    else tally.retrying.delete(stream);
+    return retrying;
+  };
+  const incomplete = (stop: Stop, resumeAt?: number): WindowResult => {
+    leaveRetrying();
+    return {
+      kind: 'incomplete',
+      delivered: delivered.entries(),
+      stop,
+      pages: page,
+      ...(resumeAt === undefined ? {} : { resumeAt }),
+      ...safeBelow(),
+    };
+  };
   const failed = (failure: FailureKind, error: string, retryAfter?: number): WindowResult => ({
     kind: 'failed',
     delivered: delivered.entries(),
@@ -301,7 +332,10 @@ export async function pollWindow(
       progress = afterPage(
         progress,
         result.updates,
-        (update, i) => everyHandled || seen.has(keys[i] ?? '', update.versionMs),
+        (update, i) =>
+          everyHandled ||
+          seen.has(keys[i] ?? '', update.versionMs) ||
+          (stored() && failing.has(deliveryKey(ctx, update))),
       );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
@@ -327,9 +361,17 @@ export async function pollWindow(
       cursor = result.next;
     }
 
-    if (retryable.count > 0) return failed('transient', retryable.describe());
+    // R19: every failure of the window is stored with its record (settleFailed, hold), so the
+    // window may commit; the stored ones are retried first by every run. Not past the cap.
+    if (retryable.count > 0 && failing.size > MAX_RETRYING) {
+      return failed(
+        'transient',
+        `${retryable.describe()}; ${failing.size} updates are failing, more than the ${MAX_RETRYING} kept while the checkpoint moves on, so it waits (R19)`,
+      );
+    }
     ctx.lateness?.covered(window);
-    return { kind: 'complete', delivered: delivered.entries() };
+    const retrying = leaveRetrying();
+    return { kind: 'complete', delivered: delivered.entries(), ...(retrying ? { retrying } : {}) };
   } finally {
     cancelAhead?.abort(new DOMException('the window ended before this page', 'AbortError'));
   }

@@ -145,7 +145,15 @@ export type TriggerKind =
  */
 export type RunNowKind = Extract<TriggerKind, 'manual' | 'startup'>;
 
-export type RunOutcome = 'success' | 'failed' | 'skipped' | 'recovered' | 'fenced' | 'continued';
+/** `partial`: the run caught up, with some updates left failing, stored and retried (R19). */
+export type RunOutcome =
+  | 'success'
+  | 'partial'
+  | 'failed'
+  | 'skipped'
+  | 'recovered'
+  | 'fenced'
+  | 'continued';
 
 /** One line of run history. */
 export interface RunRecord {

@@ -2,7 +2,7 @@ import { retryAt } from './backoff.ts';
 import type { RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { planDelivery } from './delivery-plan.ts';
-import { ownFailures } from './idempotency.ts';
+import { mainFailures, ownFailures } from './idempotency.ts';
 import {
   type DeliveryOp,
   ledgerKey,
@@ -262,16 +262,20 @@ class Turn {
   /** Delivers one group through the usual path: batches, attempts, dead letters (R8). */
   private async deliver(gctx: RunContext, updates: Update[]): Promise<ReconcileStep | 'done'> {
     const { store, epoch } = this;
-    const failing = ownFailures(gctx, gctx.store.failing());
+    const all = gctx.store.failing();
+    const failing = ownFailures(gctx, all);
     const plan = planDelivery(gctx, updates);
-    const outcome = await deliverPage(
-      gctx,
-      epoch,
-      plan,
+    // A delete or a listed upsert waits for a failing update of its id that the main stream
+    // stored (R15, R19): that update's retry would undo it. A delete is versioned by the
+    // version last delivered, but happened after every version shown: it waits for any.
+    const main = mainFailures(all);
+    const older = olderFailing(
       failing,
-      olderFailing(failing),
-      this.budget,
+      gctx.stream === 'deletions'
+        ? main.map((failure) => ({ ...failure, versionMs: Number.NEGATIVE_INFINITY }))
+        : main,
     );
+    const outcome = await deliverPage(gctx, epoch, plan, failing, older, this.budget);
     if (outcome.fenced) return { kind: 'fenced' };
     if (!(await rememberDelivered(gctx, epoch, outcome.delivered, new Map())))
       return { kind: 'fenced' };

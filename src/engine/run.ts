@@ -60,6 +60,7 @@ class Run {
     straggleMs: 0,
     released: 0,
     unchanged: 0,
+    retrying: new Map(),
   };
 
   constructor(
@@ -86,6 +87,9 @@ class Run {
     const reconcile = ctx.reconcile ?? null;
     // A run that ends with this window commits it with its finish: one write, not two.
     if (deletions === null && reconcile === null) {
+      const partial = this.partial(main.done.checkpoint);
+      if (partial)
+        return this.finish(partial.run, partial.failures, partial.wakeup, null, main.done);
       return this.finish(
         this.record('success', null, main.done.checkpoint),
         0,
@@ -106,8 +110,34 @@ class Run {
       if (turn === 'fenced') return this.fenced();
       wakeup = turn;
     }
+    const partial = wakeup ? null : this.partial();
+    if (partial) return this.finish(partial.run, partial.failures, partial.wakeup);
     const run = this.record(wakeup ? 'continued' : 'success', wakeup ? CONTINUE_LISTING : null);
     return this.finish(run, 0, wakeup);
+  }
+
+  /**
+   * A run that caught up with updates left failing (R19): `partial`, its windows committed,
+   * and a retry booked for them with the usual backoff: at the base delay when this run
+   * delivered something, growing while it delivers nothing (a receiver that is down). Null
+   * when nothing is left failing.
+   */
+  private partial(
+    checkpoint?: number | null,
+    /** A window cut short: where it would have continued, and why it stopped. */
+    cut?: { wakeup: Wakeup; note: string },
+  ): { run: RunRecord; failures: number; wakeup: Wakeup } | null {
+    const { ctx, tally } = this;
+    const left = [...tally.retrying.values()];
+    // A window cut short with only held-back updates (none refused) simply continues.
+    if (left.length === 0 || (cut && !left.some((entry) => entry.failed))) return null;
+    const count = left.reduce((sum, entry) => sum + entry.count, 0);
+    const then = cut ? `; ${cut.note}` : '';
+    const error = `${count} update(s) failing, stored and retried by the next run: ${left.map((entry) => entry.error).join('; ')}${then}`;
+    const failures = tally.records > 0 ? 1 : ctx.store.read().failures + 1;
+    const at = retryAt(ctx.now(), failures, 'transient', ctx.random, cut?.wakeup.at);
+    const wakeup: Wakeup = { at, reason: 'retry', failure: 'transient' };
+    return { run: this.record('partial', error, checkpoint), failures, wakeup };
   }
 
   /**
@@ -226,16 +256,30 @@ class Run {
             ? this.commit(sctx, next.keep, result.delivered)
             : store.remember(epoch, untilNearFuture(result.delivered, sctx.now()));
         if (!saved) return ended(this.fenced());
+        const stall = next.kind === 'incomplete' ? next.stall : null;
+        // A window cut short with updates left failing (R19): its continuation waits for their
+        // retry, with backoff, so a receiver that is down does not spend their attempts within
+        // a burst of continuations.
+        const partial = next.kind === 'incomplete' ? this.partial(undefined, next) : null;
+        if (partial) {
+          return ended(
+            this.finish(partial.run, partial.failures, partial.wakeup, stall, undefined, sctx),
+          );
+        }
         const run =
           next.kind === 'incomplete'
             ? this.record('continued', next.note)
             : this.record('failed', next.error);
-        const stall = next.kind === 'incomplete' ? next.stall : null;
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
       tally.windows += 1;
-      if (next.kind === 'done') return { kind: 'caught_up', done };
+      // A window that left updates failing ends the stream's turn (R19): its next window would
+      // retry them at once, and a receiver that is down would spend their attempts within one
+      // run. The run's retry, with backoff, takes them and the rest of a backlog.
+      if (next.kind === 'done' || (result.kind === 'complete' && result.retrying)) {
+        return { kind: 'caught_up', done };
+      }
       if (next.kind === 'budget') {
         // The main stream's last window goes with the run's finish (one write); another
         // stream's, to its own store first.

@@ -122,6 +122,11 @@ export class RetryableList {
     for (const reason of reasons) if (this.first.length < 1) this.first.push(reason);
   }
 
+  /** The first reason, or undefined when none was added. */
+  example(): string | undefined {
+    return this.first[0];
+  }
+
   describe(): string {
     const more = this.count > 1 ? ` (and ${this.count - 1} more)` : '';
     return `${this.count} update(s) not delivered: ${this.first[0] ?? ''}${more}`;

@@ -30,6 +30,14 @@ export interface HealthInput {
   lastRun: RunRecord | undefined;
   warnings: string[];
   now: number;
+  /** R19: the updates failing, stored and retried, and the first failure of the oldest. */
+  retrying?: Retrying | null;
+}
+
+/** How many updates are failing (stored, retried by every run) and since when the oldest. */
+export interface Retrying {
+  count: number;
+  oldestSince: number;
 }
 
 /** The poller's one-word health (see PollerHealth). */
@@ -39,8 +47,9 @@ export function healthOf(input: HealthInput): PollerHealth {
     return 'misconfigured';
   if (state.paused) return 'paused';
   if (state.lease.held) return 'running';
-  if (state.failures > 0 || state.wakeup?.reason === 'retry') return 'failing';
-  if (lagging(input) !== null) return 'lagging';
+  // A partial run committed its windows (R19): what is left failing is judged by its age.
+  if (!partial(input) && (state.failures > 0 || state.wakeup?.reason === 'retry')) return 'failing';
+  if (lagging(input) !== null || retryingTooLong(input) !== null) return 'lagging';
   if (silent(input) !== null) return 'silent';
   if (input.warnings.length > 0) return 'warning';
   return 'ok';
@@ -61,13 +70,44 @@ export function alertsOf(input: HealthInput): string[] {
   }
   const lag = lagging(input);
   if (lag !== null) alerts.push(lag);
-  if (state.failures >= FAILURES_BEFORE_ALERT && state.wakeup?.failure !== 'misconfigured') {
+  const stuck = retryingTooLong(input);
+  if (stuck !== null) alerts.push(stuck);
+  if (
+    !partial(input) &&
+    state.failures >= FAILURES_BEFORE_ALERT &&
+    state.wakeup?.failure !== 'misconfigured'
+  ) {
     const last = input.lastRun?.error ? `; the last: ${input.lastRun.error}` : '';
     alerts.push(`${state.failures} failed runs in a row${last}`);
   }
   const quiet = silent(input);
   if (quiet !== null) alerts.push(quiet);
   return alerts;
+}
+
+/** The last run caught up with updates left failing (R19), not a failed run. */
+function partial({ lastRun }: HealthInput): boolean {
+  return lastRun?.outcome === 'partial';
+}
+
+/**
+ * Updates retrying while the oldest is younger than alert_after: a warning (R19). Null when
+ * none is, or when it is older (then retryingTooLong alerts).
+ */
+export function retryingWarning(
+  retrying: Retrying | null | undefined,
+  config: PollerConfig | undefined,
+  now: number,
+): string | null {
+  if (!retrying || retrying.count === 0) return null;
+  if (config && now - retrying.oldestSince > config.alert_after) return null;
+  return `${retrying.count} update${retrying.count === 1 ? '' : 's'} retrying, oldest since ${isoTime(retrying.oldestSince)}: the receiver failed them; they are stored and retried first by every run`;
+}
+
+/** The oldest failing update has been failing for longer than alert_after: why, or null. */
+function retryingTooLong({ retrying, config, now }: HealthInput): string | null {
+  if (!retrying || !config || now - retrying.oldestSince <= config.alert_after) return null;
+  return `lagging: ${retrying.count} update${retrying.count === 1 ? '' : 's'} retrying, the oldest failing since ${isoTime(retrying.oldestSince)}, more than alert_after (${formatDuration(config.alert_after)}) ago`;
 }
 
 /** C is further behind than alert_after: why, or null. */

@@ -34,6 +34,7 @@ export async function reportToRegistry(
     state,
     lastRun: store.history.runs(1)[0],
     deadLetters,
+    retrying: store.retrying(),
     firstSeenAt: store.presence.firstSeenAt(),
     now,
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },

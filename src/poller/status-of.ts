@@ -25,6 +25,7 @@ export async function statusOf(
     alarm,
     counters: store.counters(),
     deadLetters: store.deadLetters.summary(),
+    retrying: store.retrying(),
     audit: store.audit.list(20),
     firstSeenAt: store.presence.firstSeenAt(),
     tables: store.tableSizes(),

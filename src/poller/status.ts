@@ -7,7 +7,14 @@ import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import type { AuthView } from '../sources/auth/index.ts';
 import { reconnectAlert } from './auth-view.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
-import { alertsOf, type HealthInput, healthOf, type PollerHealth } from './health.ts';
+import {
+  alertsOf,
+  type HealthInput,
+  healthOf,
+  type PollerHealth,
+  type Retrying,
+  retryingWarning,
+} from './health.ts';
 import { nextPathWarnings } from './next-path-warning.ts';
 import {
   heldAlert,
@@ -167,6 +174,8 @@ export interface HealthSources {
   state: PollerState;
   lastRun: RunRecord | undefined;
   deadLetters: { count: number; oldest: number | null };
+  /** R19: the updates failing, stored and retried (null or absent: none). */
+  retrying?: Retrying | null;
   firstSeenAt: number | null;
   now: number;
   freshness?: FreshnessInput;
@@ -190,6 +199,7 @@ export function assessHealth(input: HealthSources) {
   const held = heldAlert(input.name, input.reconcile?.state);
   const warnings = [
     deadLetterWarning(input.name, input.deadLetters, config),
+    retryingWarning(input.retrying, config, input.now),
     skew,
     lateness,
     held,

@@ -155,3 +155,50 @@ describe('the deletions stream keeps its stall beside its own checkpoint', () =>
     }
   });
 });
+
+describe('a delete waits for a failing update of its id (R15, R19)', () => {
+  it('holds the delete of an id whose update failed and was stored, and sends it after that update', async () => {
+    const clock = { now: START };
+    const store = new MemoryStore();
+    const config = configOf(200, false);
+    const sent: string[] = [];
+    let upsertFails = true;
+    const ctx: RunContext = {
+      poller: 'deleting',
+      config,
+      store,
+      source: listSource([entry('x', START - 25 * MINUTE)], []),
+      deliverer: {
+        async deliver(items) {
+          if (upsertFails && items.some((item) => item.op === 'upsert')) {
+            return { kind: 'retry', error: 'HTTP 500' };
+          }
+          sent.push(...items.map((item) => `${item.op} ${item.update.id}`));
+          return { kind: 'delivered' };
+        },
+      },
+      now: () => clock.now,
+      random: () => 0.5,
+    };
+    const deletionsConfig = deletionsSource(config.source);
+    if (deletionsConfig === null) throw new Error('no deletions stream');
+    const deletes = [entry('x', START - 20 * MINUTE)];
+    ctx.deletions = deletionsContext(ctx, listSource(deletes, []), deletionsConfig);
+    const engine = new PollerEngine(ctx, { set: async () => {} });
+    const run = async () => {
+      clock.now += MINUTE;
+      await engine.trigger('manual');
+      return (await engine.onAlarm())?.outcome;
+    };
+
+    // The update fails and is stored; C moves on, and the delete of x waits behind it.
+    expect(await run()).toBe('partial');
+    expect(sent).toEqual([]);
+    expect(store.failing().size).toBe(2);
+
+    upsertFails = false;
+    expect(await run()).toBe('success');
+    expect(sent).toEqual(['upsert x', 'delete x']);
+    expect(store.failing().size).toBe(0);
+  });
+});

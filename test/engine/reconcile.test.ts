@@ -421,6 +421,34 @@ describe('a listing delete is confirmed before it goes out (R16)', () => {
     expect(deletesOf(w)).toEqual(['a']);
   });
 
+  it('holds a confirmed delete while an update of its id is failing, stored by the main stream, and sends it after that update (R19)', async () => {
+    const w = await delivered({ fetchById: async () => ({ ok: true, record: null }) });
+    // a changed once more, then went away; the receiver fails that change for now.
+    w.changes.push(update('a', w.clock.now - 1_000));
+    let failing = true;
+    const sent: string[] = [];
+    w.ctx.deliverer = {
+      deliver: async (items) => {
+        if (failing && items.some((item) => item.op === 'upsert' && item.update.id === 'a'))
+          return { kind: 'retry', error: 'HTTP 503' };
+        sent.push(...items.map((item) => `${item.op} ${item.update.id}`));
+        return { kind: 'delivered' };
+      },
+    };
+    w.world.listed = ['b', 'c', 'd', 'e', 'f'];
+    w.store.reconciliation.request(w.clock.now);
+
+    await w.engine.runNow();
+    expect(sent).toEqual([]);
+
+    failing = false;
+    w.clock.now += MINUTE;
+    await w.engine.runNow();
+    w.clock.now += 60 * MINUTE;
+    await w.engine.runNow();
+    expect(sent.filter((line) => line.endsWith(' a'))).toEqual(['upsert a', 'delete a']);
+  });
+
   it('with reconcile.fetch, keeps a delete whose fetch failed, and tries it again', async () => {
     let failing = true;
     const w = await delivered({

@@ -16,6 +16,7 @@ import {
   type Source,
   type Update,
 } from '../../src/engine/ports.ts';
+import { MAX_RETRYING } from '../../src/engine/retrying.ts';
 import type { Window } from '../../src/engine/window.ts';
 
 const MINUTE = 60_000;
@@ -237,7 +238,7 @@ async function simulate(
   return { world, store };
 }
 
-/** The invariant of SEMANTICS.md: every update below C was delivered or is a dead letter. */
+/** The invariant of SEMANTICS.md: every update below C was delivered, is a dead letter, or is stored as failing (R19). */
 function lostBelowCheckpoint(world: World, store: MemoryStore): string[] {
   const checkpoint = store.read().checkpoint ?? Number.NEGATIVE_INFINITY;
   return world.updates
@@ -245,7 +246,8 @@ function lostBelowCheckpoint(world: World, store: MemoryStore): string[] {
       (u) =>
         u.versionMs < checkpoint &&
         !world.delivered.has(`${u.id}@${u.version}`) &&
-        !store.deadLetters.has(`sim:${u.id}:${u.version}`),
+        !store.deadLetters.has(`sim:${u.id}:${u.version}`) &&
+        !store.failing().has(`sim:${u.id}:${u.version}`),
     )
     .map((u) => `${u.id}@${u.version}`);
 }
@@ -366,7 +368,7 @@ describe('max_run (R7)', () => {
 });
 
 describe('backoff and progress (R12)', () => {
-  it('grows the backoff only while runs make no progress', async () => {
+  it('grows the backoff only while runs deliver nothing', async () => {
     const options = {
       seed: 5,
       lagMs: 0,
@@ -405,13 +407,13 @@ describe('backoff and progress (R12)', () => {
     };
     push(poison);
     push('a');
-    expect(await run()).toBe(1); // a delivered, C held by the poison update
-    expect(await run()).toBe(2); // nothing new
+    expect(await run()).toBe(1); // a delivered, the poison update stored as failing (R19)
+    expect(await run()).toBe(2); // nothing new, the poison update failed again
     expect(await run()).toBe(3);
     expect(await run()).toBe(4); // backing off further: nothing is happening
     push('b');
-    expect(await run()).toBe(3); // b delivered: back down to the cap for partial progress
-    expect(await run()).toBe(4);
+    expect(await run()).toBe(1); // b delivered: back to the base delay
+    expect(await run()).toBe(2);
   });
 });
 
@@ -610,8 +612,9 @@ describe('failing versions and the order of versions per id', () => {
     world.updates.length = 0; // the record is gone upstream
     for (let attempt = 2; attempt <= 4; attempt += 1) {
       await run(engine, world);
-      // C never passes a version that is still failing.
-      expect(store.read().checkpoint ?? 0).toBeLessThanOrEqual(WORLD_START + 1_000);
+      // C moves on (R19) while the version stays stored as failing, with its attempts.
+      expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+      expect([...store.failing().values()].map((f) => f.attempts)).toEqual([attempt]);
       expect(store.deadLetters.size).toBe(0);
     }
     await run(engine, world); // attempt 5: a dead letter, and C moves on
@@ -867,5 +870,176 @@ describe('stale failures', () => {
     expect(run?.outcome).toBe('success');
     expect(world.delivered.has(`x@${new Date(v2).toISOString()}`)).toBe(true);
     expect(store.failures.size).toBe(0);
+  });
+});
+
+describe('a flaky receiver does not stall the checkpoint (R19)', () => {
+  /** A receiver failing a share of deliveries; it logs what arrived, in order. */
+  const flakyWorld = (seed: number, failRate: number) => {
+    const world = new World({
+      seed,
+      lagMs: 0,
+      pageFailRate: 0,
+      deliveryFailRate: 0,
+      crashRate: 0,
+      bounded: false,
+    });
+    const arrived: Update[] = [];
+    const receiver = { failRate };
+    const deliverer: Deliverer = {
+      deliver: async (items) => {
+        if (world.random() < receiver.failRate) return { kind: 'retry', error: 'HTTP 500' };
+        for (const { update } of items) arrived.push(update);
+        return world.deliver(items);
+      },
+    };
+    return { world, arrived, receiver, deliverer };
+  };
+  const tick = async (engine: PollerEngine, world: World) => {
+    world.now += MINUTE;
+    await engine.trigger('manual');
+    return engine.onAlarm();
+  };
+  /** Ids whose versions reached the receiver out of order (an older after a newer). */
+  const outOfOrder = (arrived: Update[]) => {
+    const newest = new Map<string, number>();
+    const out: string[] = [];
+    for (const { id, versionMs, version } of arrived) {
+      if ((newest.get(id) ?? Number.NEGATIVE_INFINITY) > versionMs) out.push(`${id}@${version}`);
+      newest.set(id, Math.max(newest.get(id) ?? versionMs, versionMs));
+    }
+    return out;
+  };
+
+  it('moves C on, delivers every update in order per id and leaves none failing once the receiver heals (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer(),
+        fc.double({ min: 0.05, max: 0.5, noNaN: true }),
+        async (seed, failRate) => {
+          const { world, arrived, receiver, deliverer } = flakyWorld(seed, failRate);
+          const store = new MemoryStore();
+          const { engine } = engineIn(world, store, {
+            config: { ...config(false, 0), max_attempts: 1_000 },
+            deliverer,
+          });
+          let committedWithFailing = false;
+          for (let i = 0; i < 15; i += 1) {
+            world.produce(8, MINUTE);
+            const before = store.read().checkpoint ?? 0;
+            const run = await tick(engine, world);
+            if (store.failing().size > 0) {
+              expect(run?.outcome).toBe('partial');
+              committedWithFailing ||= (store.read().checkpoint ?? 0) > before;
+            }
+            expect(lostBelowCheckpoint(world, store)).toEqual([]);
+          }
+          receiver.failRate = 0;
+          for (let i = 0; i < 3; i += 1) await tick(engine, world);
+          expect(store.failing().size).toBe(0);
+          const missing = world.updates.filter(
+            (u) =>
+              !world.delivered.has(`${u.id}@${u.version}`) &&
+              !store.deadLetters.has(`sim:${u.id}:${u.version}`),
+          );
+          expect(missing).toEqual([]);
+          expect(outOfOrder(arrived)).toEqual([]);
+          // A run that left a delivery failing moved C all the same.
+          if (store.runs.some((run) => run.outcome === 'partial' || run.outcome === 'failed'))
+            expect(committedWithFailing).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('commits a window whose failing update is stored, ends the run partial, and delivers it on the retry', async () => {
+    const { world, receiver, deliverer } = flakyWorld(3, 1);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, { deliverer });
+    world.updates.push({
+      id: 'x',
+      version: new Date(WORLD_START + 1_000).toISOString(),
+      versionMs: WORLD_START + 1_000,
+      record: { id: 'x' },
+      visibleAt: 0,
+    });
+    const run = await tick(engine, world);
+    expect(run?.outcome).toBe('partial');
+    expect(run?.error).toContain('1 update(s) failing');
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+    expect(store.read().wakeup).toMatchObject({ reason: 'retry' });
+    expect([...store.failing().values()]).toMatchObject([{ id: 'x', record: { id: 'x' } }]);
+    receiver.failRate = 0;
+    world.updates.length = 0; // retried from its stored record, not from the upstream
+    expect((await tick(engine, world))?.outcome).toBe('success');
+    expect(world.delivered.has(`x@${new Date(WORLD_START + 1_000).toISOString()}`)).toBe(true);
+    expect(store.failing().size).toBe(0);
+  });
+
+  it('a sorted window cut short by its budget moves C past a stored failing update, and the continuation waits for its retry', async () => {
+    const { world, deliverer } = flakyWorld(6, 0);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      config: config(false, 0, 12, true),
+      deliverer: {
+        deliver: async (items) =>
+          items.some((item) => item.update.id === 'a1')
+            ? { kind: 'retry', error: 'HTTP 500' }
+            : deliverer.deliver(items),
+      },
+    });
+    for (let i = 0; i < 40; i += 1) {
+      world.updates.push({
+        id: `a${i}`,
+        version: `v${i}`,
+        versionMs: WORLD_START + 1_000 + i * 10,
+        record: {},
+        visibleAt: 0,
+      });
+    }
+    const run = await tick(engine, world);
+    expect(run?.outcome).toBe('partial');
+    expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_010);
+    expect([...store.failing().keys()]).toContain('sim:a1:v1');
+    // Not at once, as a plain continuation would: a receiver that is down would spend the
+    // failing update's attempts within seconds.
+    expect(store.read().wakeup).toMatchObject({ reason: 'retry' });
+    expect(store.read().wakeup?.at ?? 0).toBeGreaterThan(world.now);
+  });
+
+  it('a receiver that answers 401 fails the run and keeps C, storing nothing as failing', async () => {
+    const { world } = flakyWorld(4, 0);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      deliverer: { deliver: async () => ({ kind: 'misconfigured', error: 'HTTP 401' }) },
+    });
+    world.produce(5, MINUTE);
+    const run = await tick(engine, world);
+    expect(run?.outcome).toBe('failed');
+    expect(store.read().checkpoint).toBe(WORLD_START);
+    expect(store.failing().size).toBe(0);
+  });
+
+  it('past the cap of stored failing updates, a window with a failure fails and C waits', async () => {
+    const { world, deliverer } = flakyWorld(5, 1);
+    const store = new MemoryStore();
+    const { engine } = engineIn(world, store, {
+      config: { ...config(false, 0, 5_000), max_attempts: 100 },
+      deliverer,
+    });
+    for (let i = 0; i <= MAX_RETRYING; i += 1) {
+      world.updates.push({
+        id: `r${i}`,
+        version: new Date(WORLD_START + 1_000).toISOString(),
+        versionMs: WORLD_START + 1_000,
+        record: {},
+        visibleAt: 0,
+      });
+    }
+    const run = await tick(engine, world);
+    expect(run?.outcome).toBe('failed');
+    expect(run?.error).toContain(`more than the ${MAX_RETRYING} kept`);
+    expect(store.read().checkpoint).toBe(WORLD_START);
   });
 });

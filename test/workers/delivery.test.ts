@@ -38,18 +38,25 @@ describe('R8: dead letters', () => {
     receiver.fail('poison-1', 500, 99);
 
     await poller.tick(); // attempt 1
-    expect((await poller.status()).dead_letters.count).toBe(0);
-    upstream.add('good-2', Date.now() - 1_000);
+    const first = await poller.status();
+    expect(first.dead_letters.count).toBe(0);
+    // R19: the poison update is stored with its record and C moves past its window; the run
+    // is partial, and the poller warns of the update retrying rather than failing.
+    expect(first.last_run).toMatchObject({ outcome: 'partial' });
+    expect(first.state).toBe('warning');
+    expect(first.warnings.join('\n')).toMatch(/^1 update retrying, oldest since /m);
+    const moved = await poller.checkpoint();
+    expect(moved).toBeGreaterThan(start + 2 * MINUTE);
+    upstream.add('good-2', (moved ?? start) + 1); // stamped after the moved checkpoint
     await poller.retryNow(); // attempt 2
     expect((await poller.status()).dead_letters.count).toBe(0);
-    expect(await poller.checkpoint()).toBe(start); // held by the poison update
-    await poller.retryNow(); // attempt 3: dead letter, and C moves on
+    await poller.retryNow(); // attempt 3: dead letter
 
     const status = await poller.status();
     expect(status.last_run).toMatchObject({ outcome: 'success', dead_lettered: 1 });
     expect(status.dead_letters.count).toBe(1);
     expect(status.dead_letters.oldest).not.toBeNull();
-    expect(await poller.checkpoint()).toBeGreaterThan(start);
+    expect(await poller.checkpoint()).toBeGreaterThanOrEqual(moved ?? start);
     expect(receiver.ids().sort()).toEqual(['good-1', 'good-2']);
 
     // The admin API lists it, with its record, key, error and attempts.
@@ -410,6 +417,44 @@ describe('idempotency keys of ids with ":" or "%"', () => {
       { key: 'seed:b%3Ac:v', id: 'b:c' },
       { key: 'seed:plain:v', id: 'plain' },
     ]);
+  });
+});
+
+describe('R19: a flaky receiver does not stall the checkpoint', () => {
+  it('moves C past a failing delivery, holds the newer version of its id behind it, and delivers both in order on the retry', async () => {
+    const poller = newPoller('seed');
+    const start = Date.now() - 10 * MINUTE;
+    await poller.setCheckpoint(start);
+    const v1 = upstream.add('x', start + MINUTE);
+    const v2 = upstream.add('x', start + 2 * MINUTE);
+    upstream.add('y', start + 3 * MINUTE);
+    receiver.fail('x', 500, 1);
+
+    await poller.tick();
+    const status = await poller.status();
+    expect(status.last_run).toMatchObject({ outcome: 'partial' });
+    expect(await poller.checkpoint()).toBeGreaterThan(start + 3 * MINUTE);
+    // x@1 failing and x@2 held behind it: both stored with their records, neither lost.
+    expect(status.state).toBe('warning');
+    expect(status.warnings.join('\n')).toMatch(/^2 updates retrying, oldest since /m);
+    expect(status.alerts).toEqual([]);
+    expect(receiver.ids()).toEqual(['y']);
+    expect(
+      (
+        await poller.sql<{ version: string }>(
+          'SELECT version FROM delivery_failures ORDER BY version',
+        )
+      ).map((row) => row.version),
+    ).toEqual([v1.updatedAt, v2.updatedAt]);
+
+    await poller.retryNow();
+    expect((await poller.status()).last_run).toMatchObject({ outcome: 'success' });
+    expect(receiver.deliveries.filter((d) => d.id === 'x').map((d) => d.version)).toEqual([
+      v1.updatedAt,
+      v2.updatedAt,
+    ]);
+    expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
+    expect((await poller.status()).state).toBe('ok');
   });
 });
 

@@ -36,6 +36,7 @@ export const TRIGGER_KINDS = {
 
 export const RUN_OUTCOMES = {
   success: true,
+  partial: true,
   failed: true,
   skipped: true,
   recovered: true,

@@ -5,7 +5,6 @@ import type { DeadLetter } from '../../engine/ports.ts';
 import { recordToText } from '../record-text.ts';
 import type { AuditEntry, AuditLog } from './audit-log.ts';
 import { DEAD_LETTER_KINDS, known } from './checked.ts';
-import { NOT_SIDE_KEY, SIDE_KEY_PATTERNS } from './delivery-failures.ts';
 import type { StoreHost } from './host.ts';
 
 /** Dead letters kept at most per poller; beyond it the oldest are pruned (audited). */
@@ -82,24 +81,6 @@ export class DeadLetters {
       letter.attempts,
       letter.firstFailure,
       letter.lastFailure,
-    );
-  }
-
-  /**
-   * A failing version the upstream no longer shows (the record moved on) is below C now and
-   * will never be asked for again: the failing updates below `versionMs` become dead letters,
-   * never silently dropped. Reads `delivery_failures`; its owner then forgets them.
-   */
-  keepFailuresBelow(versionMs: number): void {
-    this.host.write(
-      `INSERT OR IGNORE INTO dead_letters
-         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
-       SELECT key, 'delivery', id, version, version_ms, record,
-         'superseded while failing (the upstream stopped showing this version); last error: ' || last_error,
-         attempts, first_failure, last_failure
-       FROM delivery_failures WHERE version_ms < ? AND ${NOT_SIDE_KEY}`,
-      versionMs,
-      ...SIDE_KEY_PATTERNS,
     );
   }
 

@@ -1,20 +1,7 @@
 // Owns the delivery_failures table.
-import { DELETE_KEY_SUFFIX, LISTED_KEY_PART } from '../../engine/idempotency.ts';
 import type { FailingUpdate } from '../../engine/ports.ts';
 import { recordToText } from '../record-text.ts';
 import type { StoreHost } from './host.ts';
-
-/**
- * The keys the main stream did not find (the deletes of source.deletions and reconcile, a
- * reconciliation's upserts), as SQL: the main stream's commit leaves their failures to the
- * pass that retries them. Bound by SIDE_KEY_PATTERNS.
- */
-export const NOT_SIDE_KEY = 'key NOT LIKE ? AND key NOT LIKE ? AND key NOT LIKE ?';
-export const SIDE_KEY_PATTERNS = [
-  `%${DELETE_KEY_SUFFIX}`,
-  `%${DELETE_KEY_SUFFIX}:%`,
-  `%${LISTED_KEY_PART}%`,
-];
 
 type FailureRow = {
   key: string;
@@ -66,13 +53,18 @@ export class DeliveryFailures {
     this.host.write('DELETE FROM delivery_failures WHERE key = ?', key);
   }
 
-  /** Forgets the failing versions below `versionMs` (made dead letters first: see DeadLetters). */
-  clearBelow(versionMs: number): void {
-    this.host.write(
-      `DELETE FROM delivery_failures WHERE version_ms < ? AND ${NOT_SIDE_KEY}`,
-      versionMs,
-      ...SIDE_KEY_PATTERNS,
-    );
+  /**
+   * How many updates are failing and since when the oldest (its first failure), for status
+   * and health (R19); null when none is.
+   */
+  retrying(): { count: number; oldestSince: number } | null {
+    if (!this.any()) return null;
+    const row = this.host.sql
+      .exec<{ count: number; oldest: number | null }>(
+        'SELECT COUNT(*) AS count, MIN(first_failure) AS oldest FROM delivery_failures',
+      )
+      .one();
+    return row.oldest === null ? null : { count: row.count, oldestSince: row.oldest };
   }
 
   /** Whether any update is failing, as the triggers count them: no read of the table. */

@@ -267,6 +267,11 @@ export class PollerStateStore implements PollerStore {
     return this.tables.failures.all();
   }
 
+  /** How many updates are failing and since when the oldest (R19); null when none is. */
+  retrying(): { count: number; oldestSince: number } | null {
+    return this.tables.failures.retrying();
+  }
+
   recordFailure(epoch: number, failure: FailingUpdate): boolean {
     return this.fenced(epoch, () => this.tables.failures.record(failure));
   }
@@ -309,17 +314,10 @@ export class PollerStateStore implements PollerStore {
   }
 
   /**
-   * The ledger's part of a commit (see Ledger.commit), and the failing versions below
-   * `pruneBelow` made dead letters: below C now, they will never be asked for again.
+   * The ledger's part of a commit (see Ledger.commit). A failing version below `pruneBelow`
+   * stays stored: it is retried from its record until delivered or a dead letter (R19).
    */
   private commitLedger(remember: LedgerEntry[], pruneBelow: number): LedgerCommit {
-    // None failing, as the triggers count them: nothing to look at.
-    const failing = this.tables.failures.any();
-    const ledger = this.tables.ledger.commit(remember, pruneBelow);
-    if (failing) {
-      this.tables.deadLetters.keepFailuresBelow(pruneBelow);
-      this.tables.failures.clearBelow(pruneBelow);
-    }
-    return ledger;
+    return this.tables.ledger.commit(remember, pruneBelow);
   }
 }
