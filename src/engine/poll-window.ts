@@ -1,22 +1,18 @@
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
-import { deliverPage, olderFailing } from './deliver-page.ts';
-import { type DeliveryPlan, planDelivery } from './delivery-plan.ts';
-import { deliveryKey, mainFailures, ownFailures, unreadableKey } from './idempotency.ts';
+import { deliverPage } from './deliver-page.ts';
+import { planDelivery } from './delivery-plan.ts';
+import { deliveryKey, unreadableKey } from './idempotency.ts';
+import { type Fetched, lookAhead, settled } from './look-ahead.ts';
 import { untilNearFuture } from './near-future.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
-import {
-  type FailingUpdate,
-  type LedgerEntry,
-  ledgerKey,
-  type PageResult,
-  type RunContext,
-} from './ports.ts';
+import { type LedgerEntry, ledgerKey, type PageResult, type RunContext } from './ports.ts';
 import { rememberDelivered } from './remembered-ids.ts';
-import { MAX_RETRYING, type Retrying, retryingOf } from './retrying.ts';
+import type { Retrying } from './retrying.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
 import { changesJudge } from './unchanged.ts';
 import { nextCheckpoint, type Window } from './window.ts';
+import { WindowFailing } from './window-failing.ts';
 import { DeliveredLog, HandledKeys, ledgerEntries, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
@@ -147,20 +143,9 @@ export async function pollWindow(
   const keepFrom = ledgerFloor(ctx, complete - config.overlap - below);
   const ledger = store.delivered(since);
   const seen = new HandledKeys(ledger, keepFrom);
-  // Only this stream's own failures: the deletions pass retries its deletes, the main stream
-  // its updates (engine/idempotency.ts).
-  const all = store.failing();
-  const failing = ownFailures(ctx, all);
-  // A failure of a version the ledger says is handled is stale (a repeat of a delivered or
-  // dead-lettered version that failed): left, it would hold every newer version back.
-  for (const [key, failure] of failing) {
-    if (!ledger.has(ledgerKey(failure.id, failure.version))) continue;
-    if (!store.clearFailure(epoch, key)) return { kind: 'fenced' };
-    failing.delete(key);
-  }
-  // A delete also waits for a failing update of its id that the main stream stored (R15,
-  // R19): delivered first, it would be undone by that update's retry.
-  const older = olderFailing(failing, ctx.stream === 'deletions' ? mainFailures(all) : undefined);
+  const loaded = WindowFailing.load(ctx, epoch, ledger);
+  if (loaded === 'fenced') return { kind: 'fenced' };
+  const { map: failing, older } = loaded;
   const delivered = new DeliveredLog(keepFrom);
   const retryable = new RetryableList();
   const cursors = new Set<string>();
@@ -173,21 +158,13 @@ export async function pollWindow(
   // What this window delivered and has not kept yet (see PAGES_KEPT_EVERY_MS).
   let unkept: LedgerEntry[] = [];
   let keptAt = ctx.now();
-  // R19: a failing version stored with its record is no bound for C, while the store is
-  // within its cap; past it, C waits below the oldest one again (R2).
-  const stored = () => failing.size <= MAX_RETRYING;
   const safeBelow = (): { handledBelow?: number } => {
-    const below = sortedSafeBelow(progress, stored() ? [] : failingVersions(failing));
+    const below = sortedSafeBelow(progress, loaded.bounds());
     return below === undefined ? {} : { handledBelow: below };
   };
   const stream = ctx.stream ?? 'main';
   /** What this stream leaves failing, for the run's outcome (`partial`) and its retry. */
-  const leaveRetrying = (): Retrying | undefined => {
-    const retrying = retryingOf(failing, retryable.example());
-    if (retrying) tally.retrying.set(stream, retrying);
-    else tally.retrying.delete(stream);
-    return retrying;
-  };
+  const leaveRetrying = () => loaded.leave(tally.retrying, stream, retryable.example());
   const incomplete = (stop: Stop, resumeAt?: number): WindowResult => {
     leaveRetrying();
     return {
@@ -285,7 +262,7 @@ export async function pollWindow(
       // its id is handled without being sent, judged as its turn comes (engine/unchanged.ts).
       const judge = await changesJudge(ctx, sent);
       const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
-      if (lookAhead(ctx, result, plan, budget, tally, cursors)) {
+      if (lookAhead(ctx, result, plan, budget, tally.rateLimitedUntil, cursors)) {
         cancelAhead = new AbortController();
         ahead = settled(ctx.source.fetchPage(window, result.next, cancelAhead.signal));
       }
@@ -335,7 +312,7 @@ export async function pollWindow(
         (update, i) =>
           everyHandled ||
           seen.has(keys[i] ?? '', update.versionMs) ||
-          (stored() && failing.has(deliveryKey(ctx, update))),
+          (loaded.stored() && failing.has(deliveryKey(ctx, update))),
       );
       const safe = safeBelow().handledBelow;
       if (safe !== undefined && onProgress) {
@@ -363,12 +340,8 @@ export async function pollWindow(
 
     // R19: every failure of the window is stored with its record (settleFailed, hold), so the
     // window may commit; the stored ones are retried first by every run. Not past the cap.
-    if (retryable.count > 0 && failing.size > MAX_RETRYING) {
-      return failed(
-        'transient',
-        `${retryable.describe()}; ${failing.size} updates are failing, more than the ${MAX_RETRYING} kept while the checkpoint moves on, so it waits (R19)`,
-      );
-    }
+    const overCap = retryable.count > 0 ? loaded.overCap(retryable.describe()) : null;
+    if (overCap !== null) return failed('transient', overCap);
     ctx.lateness?.covered(window);
     const retrying = leaveRetrying();
     return { kind: 'complete', delivered: delivered.entries(), ...(retrying ? { retrying } : {}) };
@@ -377,49 +350,6 @@ export async function pollWindow(
   }
 }
 
-/** A page asked for ahead, its failure kept for when it is taken (never unhandled). */
-type Fetched = { ok: true; page: PageResult } | { ok: false; error: unknown };
-
-function settled(page: Promise<PageResult>): Promise<Fetched> {
-  return page.then(
-    (result) => ({ ok: true, page: result }),
-    (error: unknown) => ({ ok: false, error }),
-  );
-}
-
-/** Connections a Worker has open at once; more wait for one to close. */
-const CONNECTIONS = 6;
-
-/**
- * Whether to ask for the next page now, while this page's deliveries are in flight: a page
- * then costs about the longer of the two requests instead of their sum. Only what the loop
- * would have asked for next anyway: the same cursor (not a loop), no rate limit pending, no
- * page_delay to keep; and only while it costs this page nothing: the subrequest budget keeps
- * enough for every request of this page's delivery, and with them it stays within the
- * connection limit. The next page's updates go out only after this page's are settled, so
- * the per-id order, the ledger and the commits are what they would have been. Takes the
- * request from the budget when it says yes.
- */
-function lookAhead(
-  ctx: RunContext,
-  result: { next: string | null },
-  plan: DeliveryPlan,
-  budget: RunBudget,
-  tally: Tally,
-  cursors: Set<string>,
-): boolean {
-  const now = ctx.now();
-  if (result.next === null || cursors.has(result.next)) return false;
-  if (ctx.config.source.page_delay !== undefined) return false;
-  if (tally.rateLimitedUntil !== null && tally.rateLimitedUntil > now) return false;
-  if (plan.width + 1 > CONNECTIONS || budget.remaining <= plan.requests) return false;
-  return budget.take(now) === null;
-}
-
 export function holdsLease(ctx: RunContext, epoch: number): boolean {
   return ctx.store.holds(epoch);
-}
-
-function* failingVersions(failing: Map<string, FailingUpdate>): Iterable<number> {
-  for (const failure of failing.values()) yield failure.versionMs;
 }
