@@ -5,6 +5,7 @@ import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
 import type { Lease } from './lease.ts';
 import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
+import type { RunRecord } from './run-record.ts';
 import type { Window } from './window.ts';
 
 /**
@@ -126,52 +127,6 @@ export interface DeadLetter {
   attempts: number;
   firstFailure: number;
   lastFailure: number;
-}
-
-/** What took the lease: a run's trigger, or an admin's dead-letter replay (which runs no poll). */
-export type TriggerKind =
-  | 'cron'
-  | 'manual'
-  | 'retry'
-  | 'continuation'
-  | 'recovery'
-  | 'replay'
-  | 'nudge'
-  | 'startup';
-
-/**
- * A run asked for now: by an operator (`manual`, kept in the audit log), or by `npm start`
- * for each poller's first run (`startup`, not an operator's action: no audit line).
- */
-export type RunNowKind = Extract<TriggerKind, 'manual' | 'startup'>;
-
-/** `partial`: the run caught up, with some updates left failing, stored and retried (R19). */
-export type RunOutcome =
-  | 'success'
-  | 'partial'
-  | 'failed'
-  | 'skipped'
-  | 'recovered'
-  | 'fenced'
-  | 'continued';
-
-/** One line of run history. */
-export interface RunRecord {
-  epoch: number;
-  trigger: TriggerKind;
-  outcome: RunOutcome;
-  startedAt: number;
-  finishedAt: number;
-  windows: number;
-  pages: number;
-  records: number;
-  /** Updates moved to the dead letters by this run (R8). */
-  deadLettered: number;
-  /** deliver.changes_only: versions not sent, their content the one last delivered. */
-  unchanged?: number;
-  error: string | null;
-  /** C when the run ended. */
-  checkpoint: number | null;
 }
 
 /** The next thing the poller's alarm should do once no lease is held. */
@@ -410,3 +365,4 @@ export type {
   ReconcileStep,
   ReconcileStore,
 } from './reconcile-ports.ts';
+export type { RunNowKind, RunOutcome, RunRecord, TriggerKind } from './run-record.ts';

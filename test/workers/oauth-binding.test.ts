@@ -82,6 +82,13 @@ async function replace(
   expect(reply.status).toBe(200);
 }
 
+/** The moved source (elsewhere.test) was asked, and never with a token obtained for the old origin. */
+function expectNoneOfThemAtElsewhere(obtained: (string | null)[]) {
+  const there = seen.filter((request) => request.host === 'elsewhere.test');
+  expect(there.length).toBeGreaterThan(0);
+  for (const request of there) expect(obtained).not.toContain(request.authorization);
+}
+
 describe('OAuth 2.0 tokens are bound to the config they were obtained under (R18)', () => {
   it('never sends the access token obtained for one origin to the origin a replace moves source.url to', async () => {
     const { name, obtained } = await pollerThatRan();
@@ -94,9 +101,7 @@ describe('OAuth 2.0 tokens are bound to the config they were obtained under (R18
     const reply = await objectOf(name).runNow();
 
     expect(reply).toMatchObject({ run: { outcome: 'success' } });
-    const there = seen.filter((request) => request.host === 'elsewhere.test');
-    expect(there.length).toBeGreaterThan(0);
-    for (const request of there) expect(obtained).not.toContain(request.authorization);
+    expectNoneOfThemAtElsewhere(obtained);
     await api('DELETE', `/pollers/${name}`);
   });
 
@@ -228,9 +233,7 @@ describe('OAuth 2.0 tokens sealed before tokens were bound to a config', () => {
     const reply = await objectOf(name).runNow();
 
     expect(reply).toMatchObject({ run: { outcome: 'success' } });
-    const there = seen.filter((request) => request.host === 'elsewhere.test');
-    expect(there.length).toBeGreaterThan(0);
-    for (const request of there) expect(obtained).not.toContain(request.authorization);
+    expectNoneOfThemAtElsewhere(obtained);
     await api('DELETE', `/pollers/${name}`);
   });
 
