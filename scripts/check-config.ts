@@ -11,6 +11,7 @@ import { readFleetPolicy } from '../src/config/fleet-policy.ts';
 import { referencedNames } from '../src/config/interpolate.ts';
 import { loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
 import { privateUrls } from '../src/config/private-urls.ts';
+import { type AuthType, authKinds } from '../src/sources/auth/index.ts';
 import { nextPathWarnings } from '../src/sources/paging/index.ts';
 import { parseDevVars } from './dev-vars.ts';
 
@@ -170,9 +171,14 @@ function secretsNeeded(vars: Record<string, unknown>): SecretNeed[] {
     for (const name of referencedNames(raw)) {
       if (!(name in vars)) need(name, `poller ${poller}`);
     }
-    // OAuth 2.0 keeps its tokens sealed under SECRETS_KEY: without it the poller cannot run.
-    const auth = (raw as { source?: { auth?: { type?: unknown } } } | null)?.source?.auth;
-    if (auth?.type === 'oauth2') need('SECRETS_KEY', `poller ${poller} (source.auth = oauth2)`);
+    // A kind that renews a token (oauth2, jwt_bearer) keeps it sealed under SECRETS_KEY:
+    // without it the poller cannot run.
+    const type = (raw as { source?: { auth?: { type?: unknown } } } | null)?.source?.auth?.type;
+    if (typeof type === 'string' && Object.hasOwn(authKinds, type)) {
+      if (authKinds[type as AuthType].renews) {
+        need('SECRETS_KEY', `poller ${poller} (source.auth = ${type})`);
+      }
+    }
   }
   return [...needs.values()];
 }

@@ -1,7 +1,9 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { authKindOf } from '../sources/auth/index.ts';
 import { formatDuration } from './duration.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
+import type { Reached } from './reach.ts';
 import type { PollerConfig } from './schema.ts';
 import { formatSize } from './size.ts';
 
@@ -12,39 +14,66 @@ import { formatSize } from './size.ts';
  * again each time the poller is wired, so a tightened policy applies without a PUT.
  */
 export function reachProblems(poller: string, config: PollerConfig, policy: FleetPolicy): string[] {
-  const problems = [urlProblem('source.url', config.source.url, policy)];
-  // The endpoints beside the main one are sent the source's credentials too. The schema keeps
-  // them on source.url's origin; each is checked all the same, and named, on its own.
+  const problems = reachedProblems(reachOf(poller, config), policy);
+  problems.push(...capProblems(config, policy));
+  return problems;
+}
+
+/**
+ * Everything a config reaches outside the Worker: its source's URLs (the endpoints beside the
+ * main one are sent the source's credentials too: the schema keeps them on source.url's
+ * origin, and each is checked all the same, and named, on its own), its service binding,
+ * and what its source.auth kind and delivery kind declare (a token endpoint, a webhook URL,
+ * a queue, a handler).
+ */
+export function reachOf(poller: string, config: PollerConfig): Reached[] {
+  const { source } = config;
+  const reach: Reached[] = [{ what: 'url', key: 'source.url', url: source.url }];
   const beside: [string, string | undefined][] = [
-    ['source.deletions.url', config.source.deletions?.url],
+    ['source.deletions.url', source.deletions?.url],
     ['reconcile.url', config.reconcile?.url],
     ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
   ];
-  for (const [key, url] of beside)
-    if (url !== undefined) problems.push(urlProblem(key, url, policy));
-  // The token endpoint is sent the client's secret and its refresh token.
-  const auth = config.source.auth;
-  if (auth?.type === 'oauth2')
-    problems.push(urlProblem('source.auth.token_url', auth.token_url, policy));
-  const { service } = config.source;
-  if (service !== undefined && !policy.bindings.includes(service)) {
-    problems.push(`source.service: the binding "${service}" is not in FLEET_POLICY.bindings`);
+  for (const [key, url] of beside) if (url !== undefined) reach.push({ what: 'url', key, url });
+  if (source.auth !== undefined) reach.push(...authKindOf(source.auth).reach(source.auth));
+  if (source.service !== undefined) {
+    reach.push({ what: 'binding', key: 'source.service', name: source.service, noun: 'binding' });
   }
-  // What the delivery reaches, as its kind declares it (delivery/kinds/).
-  const reach = kindOf(config.deliver).reach(config.deliver, poller);
-  for (const { key, url } of reach.urls) problems.push(urlProblem(key, url, policy));
-  for (const { key, name } of reach.queues) {
-    if (!policy.bindings.includes(name)) {
-      problems.push(`${key}: the queue "${name}" is not in FLEET_POLICY.bindings`);
+  reach.push(...kindOf(config.deliver).reach(config.deliver, poller));
+  return reach;
+}
+
+/**
+ * What of `reach` FLEET_POLICY does not allow, one message per refusal naming the key and the
+ * policy entry: the one check of every entry, whatever module declared it.
+ */
+export function reachedProblems(reach: readonly Reached[], policy: FleetPolicy): string[] {
+  return reach.flatMap((entry) => {
+    const problem = reachedProblem(entry, policy);
+    return problem === undefined ? [] : [problem];
+  });
+}
+
+function reachedProblem(entry: Reached, policy: FleetPolicy): string | undefined {
+  switch (entry.what) {
+    case 'url':
+      return urlProblem(entry.key, entry.url, policy);
+    case 'binding':
+      return policy.bindings.includes(entry.name)
+        ? undefined
+        : `${entry.key}: the ${entry.noun} "${entry.name}" is not in FLEET_POLICY.bindings`;
+    case 'handler': {
+      if (policy.handlers.includes(entry.name)) return undefined;
+      const which = entry.implicit ? " (the poller's name: deliver.name is not set)" : '';
+      return `${entry.key}: the handler "${entry.name}"${which} is not in FLEET_POLICY.handlers`;
+    }
+    default: {
+      // A `what` this check does not know (a list built outside the types): refused, never passed.
+      const unknown: never = entry;
+      const { key, what } = unknown as { key?: unknown; what?: unknown };
+      return `${String(key)}: reaches a ${String(what)}, which FLEET_POLICY has no entry for`;
     }
   }
-  for (const { key, name, implicit } of reach.handlers) {
-    if (policy.handlers.includes(name)) continue;
-    const which = implicit ? " (the poller's name: deliver.name is not set)" : '';
-    problems.push(`${key}: the handler "${name}"${which} is not in FLEET_POLICY.handlers`);
-  }
-  problems.push(...capProblems(config, policy));
-  return problems.filter((problem): problem is string => problem !== undefined);
 }
 
 /**

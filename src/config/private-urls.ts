@@ -1,5 +1,7 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { authKindOf } from '../sources/auth/index.ts';
 import { isPrivateHost } from './fleet-hosts.ts';
+import { reachedUrls } from './reach.ts';
 import type { PollerConfig } from './schema.ts';
 
 /** A URL of a poller's config, by its key. */
@@ -28,11 +30,11 @@ export function privateUrls(poller: string, config: PollerConfig): KeyedUrl[] {
     for (const [key, url] of beside) if (url !== undefined) urls.push({ key, url });
   }
   // A token endpoint on the source's origin goes the source's way (poller/wiring.ts).
-  const auth = source.auth;
-  if (auth?.type === 'oauth2' && !(viaBinding && sameOrigin(auth.token_url, source.url))) {
-    urls.push({ key: 'source.auth.token_url', url: auth.token_url });
+  const auth = source.auth === undefined ? [] : authKindOf(source.auth).reach(source.auth);
+  for (const reached of reachedUrls(auth)) {
+    if (!(viaBinding && sameOrigin(reached.url, source.url))) urls.push(reached);
   }
-  urls.push(...kindOf(config.deliver).reach(config.deliver, poller).urls);
+  urls.push(...reachedUrls(kindOf(config.deliver).reach(config.deliver, poller)));
   return urls.filter(({ url }) => URL.canParse(url) && isPrivateHost(new URL(url).hostname));
 }
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
+import { authProblems, authSchema } from '../sources/auth/index.ts';
 import { fetchTemplateProblem } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { formatDuration } from './duration.ts';
@@ -51,37 +52,6 @@ const deletionsSchema = z.strictObject({
   next: nextSchema.optional(),
 });
 
-/** How the source authenticates (sources/auth/): one shape per `type`. */
-const authSchema = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('bearer'),
-    /** The token, sent as `Authorization: Bearer …`; use ${SECRET}. */
-    token: z.string().min(1),
-  }),
-  z.strictObject({
-    type: z.literal('basic'),
-    username: z.string().min(1),
-    /** Use ${SECRET}. */
-    password: z.string(),
-  }),
-  z.strictObject({
-    type: z.literal('oauth2'),
-    /** refresh_token (default) or client_credentials. */
-    grant: z.enum(['refresh_token', 'client_credentials']).default('refresh_token'),
-    /** The provider's token endpoint. */
-    token_url: z.url({ protocol: /^https?$/ }),
-    client_id: z.string().min(1),
-    /** Use ${SECRET}. */
-    client_secret: z.string().min(1).optional(),
-    /** With grant = "refresh_token": the refresh token to start from; use ${SECRET}. */
-    refresh_token: z.string().min(1).optional(),
-    /** Optional scope to ask for. */
-    scope: z.string().min(1).optional(),
-    /** basic (client_secret_basic, default) or body (client_secret_post). */
-    client_auth: z.enum(['basic', 'body']).default('basic'),
-  }),
-]);
-
 /** The upstream API and how to read it. */
 const sourceSchema = z.strictObject({
   /** The endpoint that answers "what changed since `from`". Required. */
@@ -124,7 +94,7 @@ const sourceSchema = z.strictObject({
   params: z.record(z.string(), z.string()).default({}),
   /** Request headers; use ${SECRET} for credentials (default none). */
   headers: z.record(z.string(), z.string()).default({}),
-  /** Optional: how to authenticate (bearer, basic, oauth2), instead of a free-form header. */
+  /** Optional: how to authenticate (bearer, basic, api_key, oauth2, jwt_bearer), instead of a free-form header. */
   auth: authSchema.optional(),
   /** Per request timeout, body included (default 30s). */
   timeout: duration.default(30_000),
@@ -306,31 +276,9 @@ export const pollerSchema = z
         message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
       });
     }
-    const auth = poller.source.auth;
-    if (auth?.type === 'oauth2' && auth.grant === 'refresh_token' && !auth.refresh_token) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['source', 'auth', 'refresh_token'],
-        message:
-          'is required with grant = "refresh_token" (use ${SECRET}: the poller\'s own secret)',
-      });
-    }
-    if (auth?.type === 'oauth2' && auth.grant === 'client_credentials' && !auth.client_secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['source', 'auth', 'client_secret'],
-        message: 'is required with grant = "client_credentials"',
-      });
-    }
-    if (
-      auth !== undefined &&
-      Object.keys(poller.source.headers).some((name) => name.toLowerCase() === 'authorization')
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['source', 'headers'],
-        message: 'has an Authorization header and source.auth sets one too: keep one of them',
-      });
+    // What the source.auth kind cannot work with (sources/auth/: a header source.headers sets too).
+    for (const problem of authProblems(poller.source)) {
+      ctx.addIssue({ code: 'custom', path: ['source', ...problem.path], message: problem.message });
     }
     // The source's headers (its credentials) go with these requests: never to another origin.
     const origin = URL.canParse(poller.source.url) ? new URL(poller.source.url).origin : null;
@@ -374,5 +322,5 @@ export type DeliverConfig = PollerConfig['deliver'];
 export type NextConfig = SourceConfig['next'];
 export type DeletionsConfig = NonNullable<SourceConfig['deletions']>;
 export type ReconcileConfig = NonNullable<PollerConfig['reconcile']>;
-export type AuthConfig = NonNullable<SourceConfig['auth']>;
 export type { WebhookConfig } from '../delivery/kinds/webhook.ts';
+export type { AuthConfig } from '../sources/auth/index.ts';

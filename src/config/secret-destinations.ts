@@ -1,5 +1,7 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { authKindOf } from '../sources/auth/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
+import { reachedUrls } from './reach.ts';
 import type { PollerConfig, SourceConfig } from './schema.ts';
 
 /**
@@ -46,11 +48,14 @@ export function requestsOf(config: PollerConfig, poller: string): ConfigRequest[
     const { headers, auth } = upstreamPart(config.source);
     known.push({ key: 'reconcile.fetch', url: template, carries: { template, headers, auth } });
   }
+  // What source.auth reaches besides the upstream (a token endpoint) is sent its table.
   const auth = config.source.auth;
-  if (auth?.type === 'oauth2') {
-    known.push({ key: 'source.auth.token_url', url: auth.token_url, carries: auth });
+  if (auth !== undefined) {
+    for (const { key, url } of reachedUrls(authKindOf(auth).reach(auth))) {
+      known.push({ key, url, carries: auth });
+    }
   }
-  for (const { key, url } of kindOf(config.deliver).reach(config.deliver, poller).urls) {
+  for (const { key, url } of reachedUrls(kindOf(config.deliver).reach(config.deliver, poller))) {
     known.push({ key, url, carries: config.deliver });
   }
   const urls = new Set(known.map((request) => request.url));
@@ -88,12 +93,13 @@ export function originOf(url: string): string | null {
 
 /**
  * What goes with a request to the upstream: its source config less the deletions stream
- * (a request of its own), and less an `oauth2` auth, whose client secret and refresh token
- * go to the token endpoint only (the upstream is sent the access token it returns).
+ * (a request of its own), and less a source.auth whose values go to its token endpoint only
+ * (oauth2's client secret and refresh token, jwt_bearer's private key: the upstream is sent
+ * the access token it returns). A static credential (bearer, basic, api_key) goes with it.
  */
 function upstreamPart(source: SourceConfig): Partial<SourceConfig> {
   const { deletions: _, auth, ...rest } = source;
-  return auth === undefined || auth.type === 'oauth2' ? rest : { ...rest, auth };
+  return auth === undefined || !authKindOf(auth).toUpstream ? rest : { ...rest, auth };
 }
 
 /** Every string in `node`, with the path where it sits; `labels` are data, never sent. */

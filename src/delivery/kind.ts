@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { duration } from '../config/fields.ts';
+import type { Reached } from '../config/reach.ts';
 
 /** The keys every kind's table has: the engine and the lease rule read them. */
 export interface Delivering {
@@ -31,16 +32,7 @@ export interface DeliveryKind<C extends Delivering> {
    */
   queueHandler(config: C, poller: string): string;
   /** What it reaches outside the Worker, for FLEET_POLICY (config/fleet-reach.ts). */
-  reach(config: C, poller: string): Reach;
-}
-
-/** What a delivery reaches: URLs, bindings and handlers, each with the key that names it. */
-export interface Reach {
-  urls: { key: string; url: string }[];
-  /** A queue producer binding. */
-  queues: { key: string; name: string }[];
-  /** `implicit`: not named in the config (the poller's own name stands for it). */
-  handlers: { key: string; name: string; implicit: boolean }[];
+  reach(config: C, poller: string): Reached[];
 }
 
 /** What every delivery kind's table has. */

@@ -1,12 +1,13 @@
 import type { PollerConfig } from '../config/schema.ts';
 import { isoTimeOrNull } from '../engine/iso-time.ts';
-import type { AuthView } from '../sources/auth/index.ts';
+import { type AuthView, authKindOf, type TokenState } from '../sources/auth/index.ts';
 import type { OAuthTokens } from './store/oauth-tokens.ts';
 
 /**
- * What status shows of a poller's source authentication (null: no source.auth): its kind,
- * and for oauth2 when the access token expires, the last renewal, the renewals of the last
- * 24 h, the last error and whether the provider refused the refresh token. Never a token.
+ * What status shows of a poller's source authentication (null: no source.auth), as its kind
+ * says: its type, and for a kind that renews a token (oauth2, jwt_bearer) when the access
+ * token expires, the last renewal, the renewals of the last 24 h, the last error and whether
+ * the provider refused the refresh token. Never a token.
  */
 export function authView(
   config: PollerConfig | undefined,
@@ -15,20 +16,14 @@ export function authView(
 ): AuthView | null {
   const auth = config?.source.auth;
   if (auth === undefined) return null;
-  if (auth.type !== 'oauth2') {
-    return {
-      type: auth.type,
-      state: 'ok',
-      token_expires_at: null,
-      last_renewal_at: null,
-      renewals_24h: 0,
-      last_error: null,
-    };
-  }
+  return authKindOf(auth).view(auth, () => tokenState(table, now));
+}
+
+/** What oauth_tokens says of the poller's renewed token. */
+function tokenState(table: OAuthTokens, now: number): TokenState {
   const row = table.row();
   const refused = row?.refused_for !== null && row?.refused_for !== undefined;
   return {
-    type: 'oauth2',
     state: refused ? 'reconnect_needed' : 'ok',
     token_expires_at: isoTimeOrNull(row?.expires_at),
     last_renewal_at: isoTimeOrNull(row?.last_renewal_at),

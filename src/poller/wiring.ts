@@ -10,6 +10,7 @@ import type { PollerStore, RunContext } from '../engine/ports.ts';
 import { ListingReconciler } from '../engine/reconcile.ts';
 import { type SecretOrigins, secretKeysFrom } from '../secrets/index.ts';
 import { type Authorizer, authorizerOf, type TokenVault } from '../sources/auth/index.ts';
+import { tokenEndpointOf } from '../sources/auth/token-endpoint.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { fetchRecordById } from '../sources/fetch-record.ts';
@@ -96,20 +97,24 @@ export function wirePoller(
   // source.auth: one authorizer for every request to the source's origin (sources/auth/).
   let auth: Authorizer | undefined;
   if (config.source.auth !== undefined) {
+    // A token endpoint on the source's own origin goes the source's way (its service
+    // binding, if it has one); any other, out to the internet.
+    const tokenFetcher: HttpFetch = (request) => {
+      if (new URL(request.url).origin === new URL(config.source.url).origin) {
+        return sourceFetcher(request);
+      }
+      sender.check();
+      return fetch(request);
+    };
     const built = authorizerOf(config.source.auth, {
-      // A token endpoint on the source's own origin goes the source's way (its service
-      // binding, if it has one); any other, out to the internet.
-      fetcher: (request) => {
-        if (new URL(request.url).origin === new URL(config.source.url).origin) {
-          return sourceFetcher(request);
-        }
-        sender.check();
-        return fetch(request);
-      },
+      tokenEndpoint: tokenEndpointOf(tokenFetcher, {
+        timeout: config.source.timeout,
+        maxWait: config.max_rate_limit_wait,
+        secrets: [],
+        now,
+      }),
       vault: () => tokenVaultOf(store, env, name),
       now,
-      timeout: config.source.timeout,
-      maxWait: config.max_rate_limit_wait,
       secrets,
       origin: new URL(config.source.url).origin,
       reconnect: reconnectStep(name, refreshSecretOf(entry.raw, loaded.declared ? env : null)),

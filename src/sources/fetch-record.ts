@@ -2,7 +2,7 @@ import { redact } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../deadline.ts';
 import type { FetchById } from '../engine/reconcile-ports.ts';
-import type { Authorizer } from './auth/authorizer.ts';
+import type { Authorize, Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { fetchUrl } from './fetch-url.ts';
 import type { HttpFetch } from './http-source.ts';
@@ -35,15 +35,14 @@ export function fetchRecordById(
     }
     const shown = `GET ${redact(url, secrets)}`;
     const deadline = startDeadline(source.timeout);
-    const send = (authorization: string | null) => {
-      const headers = authorization === null ? base : { ...base, authorization };
-      return Promise.race([
-        fetcher(new Request(url, { headers, redirect: 'manual', signal: deadline.signal })),
-        deadline.expired,
-      ]);
+    const send = async (authorize: Authorize) => {
+      const request = await authorize(
+        new Request(url, { headers: base, redirect: 'manual', signal: deadline.signal }),
+      );
+      return Promise.race([fetcher(request), deadline.expired]);
     };
     try {
-      // The stream's own way: a 401 to an oauth2 token renews it once and asks again.
+      // The stream's own way: a 401 to a renewed token renews it once and asks again.
       const sent = await sendAuthorized(auth, send, (answer) =>
         answer === TIMED_OUT ? null : answer,
       );

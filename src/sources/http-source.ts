@@ -4,7 +4,7 @@ import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
 import type { MalformedRecord, PageResult, Source, Update } from '../engine/ports.ts';
 import type { Window } from '../engine/window.ts';
-import type { Authorizer } from './auth/authorizer.ts';
+import type { Authorize, Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
 import { fetchFailure } from './network-error.ts';
@@ -31,7 +31,7 @@ export interface HttpSourceOptions {
   displayUrl?: (window: Window, cursor: string | null) => string;
   /** One structured log line (ignored rate-limit hints). */
   log?: (line: Record<string, unknown>) => void;
-  /** source.auth: the Authorization header of each request (sources/auth/). */
+  /** source.auth: what authorizes each request (sources/auth/). */
   auth?: Authorizer;
   /** What each page showed of the next-page body path (a misspelt one is warned of). */
   nextPaths?: NextPathMemo;
@@ -187,14 +187,14 @@ export class HttpSource implements Source {
   }
 
   /**
-   * Sends the request with source.auth's header (renewed once after a 401: sendAuthorized),
+   * Sends the request authorized by source.auth (renewed once after a 401: sendAuthorized),
    * following redirects by hand: the configured headers (credentials) go to source.url's
    * origin only, so a redirect elsewhere is refused, never followed.
    */
   private async follow(start: URL, shown: () => string, deadline: Deadline): Promise<Fetched> {
     const sent = await sendAuthorized(
       this.options.auth,
-      (authorization) => this.followFrom(start, shown, deadline, authorization),
+      (authorize) => this.followFrom(start, shown, deadline, authorize),
       (fetched) => (fetched.ok ? fetched.response : null),
     );
     if (sent.ok) return sent.sent;
@@ -207,20 +207,17 @@ export class HttpSource implements Source {
     start: URL,
     shown: () => string,
     deadline: Deadline,
-    authorization: string | null,
+    authorize: Authorize,
   ): Promise<Fetched> {
-    const headers = authorization === null ? this.headers : { ...this.headers, authorization };
     let url = start;
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
-        const sent = this.fetcher(
-          new Request(url, {
-            headers,
-            redirect: 'manual',
-            signal: deadline.signal,
-          }),
+        // source.auth sets its credential on each hop's request (a header, a query parameter).
+        const request = await authorize(
+          new Request(url, { headers: this.headers, redirect: 'manual', signal: deadline.signal }),
         );
+        const sent = this.fetcher(request);
         const answer = await Promise.race([sent, deadline.expired]);
         if (answer === TIMED_OUT) throw new DOMException('timed out', 'TimeoutError');
         response = answer;

@@ -10,6 +10,7 @@ import {
   type TokenVault,
 } from '../../src/sources/auth/oauth2.ts';
 import { OneAtATime } from '../../src/sources/auth/one-at-a-time.ts';
+import { tokenEndpointOf } from '../../src/sources/auth/token-endpoint.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 
 const HOUR = 3_600_000;
@@ -162,11 +163,11 @@ function crmPoller(w: ReturnType<typeof world>, vault: TokenVault) {
 }
 
 function authorizer(w: ReturnType<typeof world>, vault: TokenVault) {
-  return new OAuth2Authorizer(OAUTH as Extract<AuthConfig, { type: 'oauth2' }>, vault, w.fetcher, {
-    timeout: 10_000,
+  const now = () => w.clock.now;
+  return new OAuth2Authorizer(OAUTH as Extract<AuthConfig, { type: 'oauth2' }>, vault, {
+    tokenEndpoint: tokenEndpointOf(w.fetcher, { timeout: 10_000, secrets: [], now, maxWait: HOUR }),
     secrets: [],
-    now: () => w.clock.now,
-    maxWait: HOUR,
+    now,
     origin: 'https://api.test',
     reconnect: 'give poller "crm" a new refresh token',
   });
@@ -242,7 +243,11 @@ describe('an OAuth 2.0 source over hours of simulated time', () => {
     const w = world();
     const auth = authorizer(w, new MemoryVault());
     w.hold.on = true;
-    const both = Promise.all([auth.header(), auth.header(), auth.renewAfter401('Bearer none')]);
+    const both = Promise.all([
+      auth.credential(),
+      auth.credential(),
+      auth.renewAfter401('Bearer none'),
+    ]);
     // The first renewal is held at the token endpoint; a second one, if any, would be sent
     // while it is (the callers are all waiting by the next macrotask), and pass once released.
     await w.held();
@@ -268,14 +273,14 @@ describe('an OAuth 2.0 source over hours of simulated time', () => {
       await save(tokens, binding);
     };
     const auth = authorizer(w, vault);
-    const header = await auth.header();
+    const header = await auth.credential();
     order.push(`used ${header.ok ? header.value : ''}`);
 
     expect(order).toEqual(['saved refresh-1', 'used Bearer access-1']);
     // A new instance (after a crash) starts from what was saved, not the retired token.
     const again = authorizer(w, vault);
     w.clock.now += 2 * HOUR;
-    expect(await again.header()).toEqual({ ok: true, value: 'Bearer access-2' });
+    expect(await again.credential()).toMatchObject({ ok: true, value: 'Bearer access-2' });
     expect(w.retiredPresented).toEqual([]);
   });
 });

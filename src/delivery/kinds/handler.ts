@@ -21,9 +21,5 @@ export const handler = {
   ].join('\n'),
   batchSize: () => 1,
   queueHandler: (table) => table.name,
-  reach: (table) => ({
-    urls: [],
-    queues: [],
-    handlers: [{ key: 'deliver.name', name: table.name, implicit: false }],
-  }),
+  reach: (table) => [{ what: 'handler', key: 'deliver.name', name: table.name, implicit: false }],
 } satisfies DeliveryKind<HandlerConfig>;

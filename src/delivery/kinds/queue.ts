@@ -26,12 +26,14 @@ export const queue = {
   ].join('\n'),
   batchSize: (table) => table.batch,
   queueHandler: (table, poller) => table.name ?? poller,
-  reach: (table, poller) => ({
-    urls: [],
-    queues: [{ key: 'deliver.binding', name: table.binding }],
+  reach: (table, poller) => [
+    { what: 'binding', key: 'deliver.binding', name: table.binding, noun: 'queue' },
     // The queue's consumer runs `deliver.name`, or the handler named like the poller.
-    handlers: [
-      { key: 'deliver.name', name: table.name ?? poller, implicit: table.name === undefined },
-    ],
-  }),
+    {
+      what: 'handler',
+      key: 'deliver.name',
+      name: table.name ?? poller,
+      implicit: table.name === undefined,
+    },
+  ],
 } satisfies DeliveryKind<QueueConfig>;

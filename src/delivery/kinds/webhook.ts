@@ -28,5 +28,5 @@ export const webhook = {
   batchSize: (table) => table.batch,
   // A webhook poller queues nothing; messages from before it was one run the queue's default.
   queueHandler: (_table, poller) => poller,
-  reach: (table) => ({ urls: [{ key: 'deliver.url', url: table.url }], queues: [], handlers: [] }),
+  reach: (table) => [{ what: 'url', key: 'deliver.url', url: table.url }],
 } satisfies DeliveryKind<WebhookConfig>;

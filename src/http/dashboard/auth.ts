@@ -2,17 +2,20 @@ import { html } from 'hono/html';
 import { reconnectAlert } from '../../poller/auth-view.ts';
 import type { RefreshSecret } from '../../poller/refresh-secret.ts';
 import type { PollerStatus } from '../../poller/status.ts';
-import type { AuthView } from '../../sources/auth/index.ts';
+import {
+  type AuthKind,
+  type AuthType,
+  type AuthView,
+  authKinds,
+} from '../../sources/auth/index.ts';
 import { plural, relative, when } from './format.ts';
 
 export type { RefreshSecret } from '../../poller/refresh-secret.ts';
 
-/** Each type of source.auth, in words. */
-const TYPES: Record<AuthView['type'], string> = {
-  oauth2: 'oauth2: an access token from the provider, renewed when needed',
-  bearer: 'bearer: a token from the config, sent as it is (nothing to renew)',
-  basic: 'basic: a username and password from the config (nothing to renew)',
-};
+/** A source.auth kind, by the type status shows (null: a type this Worker does not know). */
+function kindNamed(type: string): AuthKind<{ type: string }> | null {
+  return Object.hasOwn(authKinds, type) ? authKinds[type as AuthType] : null;
+}
 
 /** The step that gives the poller its new refresh token. */
 function giveStep(name: string, secret: RefreshSecret | null) {
@@ -92,8 +95,9 @@ function errorText(view: AuthView, now: number) {
 export function authSection(status: PollerStatus, secret: RefreshSecret | null, now: number) {
   const view = status.auth;
   if (view === null) return '';
-  const rows: [string, unknown][] = [['Type', TYPES[view.type]]];
-  if (view.type === 'oauth2') {
+  const kind = kindNamed(view.type);
+  const rows: [string, unknown][] = [['Type', kind?.summary ?? view.type]];
+  if (kind?.renews) {
     rows.push(
       ['State', stateText(view)],
       ['Access token expires', expiryText(view, now)],

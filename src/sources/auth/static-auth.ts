@@ -1,19 +1,37 @@
 import { credentialForms } from '../../config/credential-forms.ts';
-import type { Authorizer } from './authorizer.ts';
+import type { Authorizer, Credential } from './authorizer.ts';
 
 /**
- * `type = "bearer"` and `type = "basic"`: a header built once from the config (its values
- * already resolved from `${SECRET}`s), with nothing to renew.
+ * A credential built once from the config (its values already resolved from `${SECRET}`s),
+ * with nothing to renew: `bearer`, `basic` and `api_key`. `forms`: what to redact of it
+ * that the config does not hold as written (a Basic header's base64, an encoded key).
  */
-export function staticAuthorizer(value: string): Authorizer {
-  const header = { ok: true as const, value };
-  // A Basic header is base64 of user:password: neither form is a `${NAME}` value.
-  const forms = credentialForms(value);
+export function staticAuthorizer(
+  credential: Credential & { ok: true },
+  forms: string[],
+): Authorizer {
   return {
-    header: async () => header,
+    credential: async () => credential,
     renewAfter401: async () => null,
     learned: () => forms,
   };
+}
+
+/** A credential sent as the request header `name`. */
+export function headerCredential(name: string, value: string): Credential & { ok: true } {
+  return {
+    ok: true,
+    value,
+    authorize: async (request) => {
+      request.headers.set(name, value);
+      return request;
+    },
+  };
+}
+
+/** An Authorization header, and its forms to redact (a Basic header's is base64 of user:password). */
+export function authorizationAuthorizer(value: string): Authorizer {
+  return staticAuthorizer(headerCredential('authorization', value), credentialForms(value));
 }
 
 export function bearerHeader(token: string): string {

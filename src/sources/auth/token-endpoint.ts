@@ -1,25 +1,10 @@
-import { credentialForms } from '../../config/credential-forms.ts';
 import { redact } from '../../config/interpolate.ts';
-import type { AuthConfig } from '../../config/schema.ts';
 import { startDeadline, TIMED_OUT } from '../../deadline.ts';
 import type { HttpFetch } from '../http-source.ts';
 import { fetchFailure } from '../network-error.ts';
 import { readRateLimit } from '../rate-limit.ts';
 import { readBody } from '../read-body.ts';
-import { basicHeader } from './static-auth.ts';
-
-type OAuth2Config = Extract<AuthConfig, { type: 'oauth2' }>;
-
-/** What a token endpoint answered (RFC 6749 §5), as the authorizer acts on it. */
-export type TokenAnswer =
-  | { ok: true; accessToken: string; expiresInMs: number | null; refreshToken: string | null }
-  | {
-      ok: false;
-      /** reconnect: the refresh token is refused for good (invalid_grant); a person must give a new one. */
-      kind: 'reconnect' | 'misconfigured' | 'transient' | 'rate_limited';
-      error: string;
-      retryAfter?: number;
-    };
+import type { TokenAnswer, TokenEndpoint } from './token-authorizer.ts';
 
 /** The largest token response read. */
 const MAX_TOKEN_BODY = 64 * 1024;
@@ -34,47 +19,49 @@ const CLIENT_ERRORS = new Set([
   'invalid_request',
 ]);
 
+/** What asking a token endpoint leans on. */
+export interface TokenEndpointOptions {
+  timeout: number;
+  secrets: readonly string[];
+  now: () => number;
+  maxWait: number;
+}
+
 /**
- * Asks the token endpoint for an access token: with `refreshToken` (grant = "refresh_token"),
- * or as the client (grant = "client_credentials"). The client authenticates with HTTP Basic
- * (client_auth = "basic", RFC 6749 §2.3.1) or in the body ("body"). What it answers is
- * classified; an error body is shown with every token and secret value taken out.
+ * The token endpoint as source.auth's kinds ask it (AuthTools.tokenEndpoint): through
+ * `fetcher`, within `options.timeout`, its rate limits held to `options.maxWait`.
  */
-export async function requestToken(
-  config: OAuth2Config,
-  refreshToken: string | null,
+export function tokenEndpointOf(fetcher: HttpFetch, options: TokenEndpointOptions): TokenEndpoint {
+  return (tokenUrl, form, headers, secrets) =>
+    askTokenEndpoint(tokenUrl, form, headers, fetcher, {
+      ...options,
+      secrets: [...options.secrets, ...secrets],
+    });
+}
+
+/**
+ * POSTs `form` to a token endpoint (RFC 6749 §4, RFC 7523 §2.1) and classifies what it
+ * answers; an error body is shown with every token and `secrets` value taken out. Its
+ * redirects are never followed: the form holds a credential.
+ */
+export async function askTokenEndpoint(
+  tokenUrl: string,
+  form: URLSearchParams,
+  extraHeaders: Record<string, string>,
   fetcher: HttpFetch,
-  options: { timeout: number; secrets: readonly string[]; now: () => number; maxWait: number },
+  options: TokenEndpointOptions,
 ): Promise<TokenAnswer> {
-  const form = new URLSearchParams();
-  form.set('grant_type', config.grant);
-  if (config.grant === 'refresh_token' && refreshToken !== null)
-    form.set('refresh_token', refreshToken);
-  if (config.scope !== undefined) form.set('scope', config.scope);
   const headers: Record<string, string> = {
     accept: 'application/json',
     'content-type': 'application/x-www-form-urlencoded',
+    ...extraHeaders,
   };
-  if (config.client_auth === 'basic' && config.client_secret !== undefined) {
-    headers.authorization = basicHeader(
-      encodeURIComponent(config.client_id),
-      encodeURIComponent(config.client_secret),
-    );
-  } else {
-    form.set('client_id', config.client_id);
-    if (config.client_secret !== undefined) form.set('client_secret', config.client_secret);
-  }
-  const secrets = [
-    ...options.secrets,
-    ...(refreshToken === null ? [] : [refreshToken]),
-    // The client's Basic header, in case the endpoint echoes it: base64 of id:secret.
-    ...(headers.authorization === undefined ? [] : credentialForms(headers.authorization)),
-  ];
-  const shown = `POST ${redact(config.token_url, secrets)}`;
+  const { secrets } = options;
+  const shown = `POST ${redact(tokenUrl, secrets)}`;
   const deadline = startDeadline(options.timeout);
   try {
     const sent = fetcher(
-      new Request(config.token_url, {
+      new Request(tokenUrl, {
         method: 'POST',
         headers,
         body: form.toString(),
@@ -98,7 +85,7 @@ export async function requestToken(
       return {
         ok: false,
         kind: 'misconfigured',
-        error: `${shown}: HTTP ${response.status} redirect, not followed (the client secret would go with it): set token_url to the final address`,
+        error: `${shown}: HTTP ${response.status} redirect, not followed (the credential in the form would go with it): set token_url to the final address`,
       };
     }
     const code = errorCode(parsed);
@@ -127,7 +114,7 @@ export async function requestToken(
       error: what,
     };
   } catch (error) {
-    const reason = fetchFailure(error, config.token_url);
+    const reason = fetchFailure(error, tokenUrl);
     return { ok: false, kind: 'transient', error: `${shown}: ${redact(reason, secrets)}` };
   } finally {
     deadline.clear();

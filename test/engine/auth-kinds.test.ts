@@ -1,0 +1,245 @@
+import { describe, expect, it } from 'vitest';
+import { credentialsIn } from '../../src/config/credential-forms.ts';
+import { DEFAULT_FLEET_POLICY } from '../../src/config/fleet-policy.ts';
+import { reachProblems } from '../../src/config/fleet-reach.ts';
+import { loadPoller } from '../../src/config/load.ts';
+import { originsOf, requestsOf } from '../../src/config/secret-destinations.ts';
+import type { PageResult } from '../../src/engine/ports.ts';
+import type { Window } from '../../src/engine/window.ts';
+import {
+  type AuthConfig,
+  type AuthType,
+  authKindOf,
+  authKinds,
+  authorizerOf,
+} from '../../src/sources/auth/index.ts';
+import { tokenEndpointOf } from '../../src/sources/auth/token-endpoint.ts';
+import { HttpSource } from '../../src/sources/http-source.ts';
+import {
+  type AuthFake,
+  type AuthWorld,
+  authFakes,
+  MemoryVault,
+  UPSTREAM,
+} from '../support/auth-kinds.ts';
+
+/**
+ * One case suite, run against every kind of source.auth in src/sources/auth (as the paging
+ * styles' suite runs every style): the real HttpSource and the kind's authorizer, against a
+ * fake upstream that answers only what carries the kind's credential
+ * (test/support/auth-kinds.ts).
+ */
+
+const FROM = Date.parse('2026-03-01T10:00:00.000Z');
+const window: Window = {
+  from: FROM,
+  to: FROM + 3_600_000,
+  bounded: true,
+  startedAt: FROM,
+  cut: false,
+};
+const HOUR = 3_600_000;
+
+/** A poller's config with the fake's source.auth, and `source` extended. */
+function configOf(fake: AuthFake, source: Record<string, unknown> = {}) {
+  return loadPoller(
+    'p',
+    {
+      cron: '* * * * *',
+      source: {
+        url: `${UPSTREAM}/v1/items`,
+        from_param: 'since',
+        items: 'items',
+        next: { type: 'cursor', param: 'cursor', path: 'next_cursor' },
+        auth: fake.auth,
+        ...source,
+      },
+      deliver: { type: 'webhook', url: 'https://hooks.example.net/in', secret: 'whsec_x' },
+    },
+    fake.env,
+  );
+}
+
+/** The kind's source, wired as the poller wires it, over `world`. */
+function sourceOf(fake: AuthFake, world: AuthWorld, vault = new MemoryVault()) {
+  const entry = configOf(fake);
+  if (!entry.ok) throw new Error(entry.errors.join('\n'));
+  const auth = entry.config.source.auth;
+  if (auth === undefined) throw new Error('no source.auth');
+  const secrets = [...entry.secrets, ...credentialsIn(entry.config)];
+  const now = () => FROM;
+  const requested: Request[] = [];
+  const fetch = async (request: Request) => {
+    requested.push(request.clone());
+    return world.fetch(request);
+  };
+  const authorizer = authorizerOf(auth, {
+    tokenEndpoint: tokenEndpointOf(fetch, { timeout: 10_000, secrets, now, maxWait: HOUR }),
+    vault: () => vault,
+    now,
+    secrets,
+    origin: UPSTREAM,
+    reconnect: 'give it a new refresh token',
+  });
+  if (typeof authorizer === 'string') throw new Error(authorizer);
+  const http = new HttpSource(entry.config.source, fetch, secrets, now, { auth: authorizer });
+  const upstream = () => requested.filter((request) => request.url.startsWith(UPSTREAM));
+  return { http, authorizer, upstream };
+}
+
+/** Reads the window page by page as the engine does. */
+async function readWindow(http: HttpSource) {
+  const pages: PageResult[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await http.fetchPage(window, cursor);
+    pages.push(page);
+    if (!page.ok) break;
+    cursor = page.next;
+  } while (cursor !== null && pages.length < 10);
+  return pages;
+}
+
+/** What a source.auth table reaches besides source.url. */
+function reachOf(auth: AuthConfig | undefined) {
+  return auth === undefined ? [] : authKindOf(auth).reach(auth);
+}
+
+it('every auth kind has a fake, and every fake a kind', () => {
+  expect(Object.keys(authFakes).sort()).toEqual(Object.keys(authKinds).sort());
+});
+
+for (const type of Object.keys(authKinds) as AuthType[]) {
+  const fake: AuthFake = authFakes[type];
+  const kind = authKinds[type];
+
+  describe(`${type} auth`, () => {
+    it('reads a window of several pages from an upstream that refuses a request without its credential', async () => {
+      const world = await fake.world();
+      const { http, upstream } = sourceOf(fake, world);
+      const pages = await readWindow(http);
+      expect(pages.map((page) => page.ok)).toEqual([true, true, true]);
+      expect(pages.flatMap((page) => (page.ok ? page.updates.map((u) => u.id) : []))).toHaveLength(
+        7,
+      );
+      for (const request of upstream()) expect(await world.accepts(request)).toBe(true);
+      // A kind that renews a token asks for it once, not once per page.
+      expect(world.tokens()).toBe(kind.renews ? 1 : 0);
+    });
+
+    it('carries its credential to a same-origin redirect', async () => {
+      const world = await fake.world();
+      const moved: AuthWorld = {
+        ...world,
+        fetch: async (request) => {
+          const url = new URL(request.url);
+          if (url.pathname !== '/v1/items') return world.fetch(request);
+          const target = new URL(url);
+          target.pathname = '/v2/items';
+          // The Location the upstream sends holds none of the request's credential.
+          for (const name of [...target.searchParams.keys()]) {
+            if (name !== 'since' && name !== 'cursor') target.searchParams.delete(name);
+          }
+          if (!(await world.accepts(request))) return world.fetch(request);
+          return new Response(null, { status: 301, headers: { location: target.toString() } });
+        },
+      };
+      const { http, upstream } = sourceOf(fake, moved);
+      expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+      expect(upstream().map((request) => new URL(request.url).pathname)).toEqual([
+        '/v1/items',
+        '/v2/items',
+      ]);
+    });
+
+    it('shows none of its secrets in a failed page, when the upstream echoes the request', async () => {
+      const world = await fake.world();
+      const echoing: AuthWorld = {
+        ...world,
+        fetch: async (request) => {
+          if (!request.url.startsWith(UPSTREAM)) return world.fetch(request);
+          const headers = [...request.headers].map(([name, value]) => `${name}: ${value}`);
+          return new Response(`bad gateway for ${request.url} ${headers.join('; ')}`, {
+            status: 502,
+          });
+        },
+      };
+      const { http, authorizer } = sourceOf(fake, echoing);
+      const page = await http.fetchPage(window, null);
+      expect(page).toMatchObject({ ok: false, kind: 'transient' });
+      const error = page.ok ? '' : page.error;
+      expect(error).toContain('bad gateway for');
+      for (const secret of [...fake.secrets, ...authorizer.learned()]) {
+        expect(error).not.toContain(secret);
+      }
+    });
+
+    it(
+      kind.renews
+        ? 'renews its token once after a 401 and sends the page again with the new one'
+        : 'has nothing to renew after a 401: the page fails as misconfigured, asked once',
+      async () => {
+        const world = await fake.world();
+        const { http, upstream } = sourceOf(fake, world);
+        expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+        world.revoke();
+        const again = await http.fetchPage(window, null);
+        if (kind.renews) {
+          expect(again).toMatchObject({ ok: true });
+          expect(world.tokens()).toBe(2);
+          expect(upstream()).toHaveLength(3);
+        } else {
+          expect(again).toMatchObject({ ok: false, kind: 'misconfigured' });
+          expect(upstream()).toHaveLength(2);
+        }
+      },
+    );
+
+    it('binds its secrets to where its kind sends them (R18)', () => {
+      const entry = configOf(fake);
+      if (!entry.ok) throw new Error(entry.errors.join('\n'));
+      const requests = requestsOf(entry.config, 'p');
+      for (const value of Object.values(fake.env)) {
+        expect(originsOf(requests, value)).toEqual([fake.boundTo]);
+      }
+    });
+
+    it('is held to FLEET_POLICY.hosts for every endpoint it reaches', () => {
+      const entry = configOf(fake);
+      if (!entry.ok) throw new Error(entry.errors.join('\n'));
+      const policy = { ...DEFAULT_FLEET_POLICY, hosts: ['api.example.com', 'hooks.example.net'] };
+      const beyond = reachOf(entry.config.source.auth).map((reached) => reached.key);
+      expect(
+        reachProblems('p', entry.config, policy).map((problem) => problem.split(':')[0]),
+      ).toEqual(beyond);
+      expect(beyond.length > 0).toBe(fake.boundTo !== UPSTREAM);
+    });
+
+    it('refuses a config that sets its credential in source.headers or source.params too', () => {
+      const entry = configOf(fake, fake.clash);
+      expect(entry.ok).toBe(false);
+      expect(entry.ok ? '' : entry.errors.join('\n')).toMatch(/source\.(headers|params): has /);
+    });
+
+    it('refuses a key its table does not have', () => {
+      const entry = configOf(fake, { auth: { ...fake.auth, tokn: 'x' } });
+      expect(entry.ok ? '' : entry.errors.join('\n')).toContain('tokn');
+    });
+
+    it('shows its type in status, and never a secret', () => {
+      const entry = configOf(fake);
+      if (!entry.ok) throw new Error(entry.errors.join('\n'));
+      const auth = entry.config.source.auth;
+      if (auth === undefined) throw new Error('no source.auth');
+      const view = authKindOf(auth).view(auth, () => ({
+        state: 'ok',
+        token_expires_at: null,
+        last_renewal_at: null,
+        renewals_24h: 0,
+        last_error: null,
+      }));
+      expect(view.type).toBe(type);
+      for (const secret of fake.secrets) expect(JSON.stringify(view)).not.toContain(secret);
+    });
+  });
+}
