@@ -67,7 +67,8 @@ function sourceOf(fake: AuthFake, world: AuthWorld, vault = new MemoryVault()) {
   const auth = entry.config.source.auth;
   if (auth === undefined) throw new Error('no source.auth');
   const secrets = [...entry.secrets, ...credentialsIn(entry.config)];
-  const now = () => FROM;
+  const clock = { now: FROM };
+  const now = () => clock.now;
   const requested: Request[] = [];
   const fetch = async (request: Request) => {
     requested.push(request.clone());
@@ -84,7 +85,7 @@ function sourceOf(fake: AuthFake, world: AuthWorld, vault = new MemoryVault()) {
   if (typeof authorizer === 'string') throw new Error(authorizer);
   const http = new HttpSource(entry.config.source, fetch, secrets, now, { auth: authorizer });
   const upstream = () => requested.filter((request) => request.url.startsWith(UPSTREAM));
-  return { http, authorizer, upstream };
+  return { http, authorizer, upstream, clock };
 }
 
 /** Reads the window page by page as the engine does. */
@@ -194,6 +195,20 @@ for (const type of Object.keys(authKinds) as AuthType[]) {
         }
       },
     );
+
+    if (kind.renews) {
+      it('keeps its token until shortly before it expires, then renews it', async () => {
+        const world = await fake.world();
+        const { http, clock } = sourceOf(fake, world);
+        expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+        clock.now += 58 * 60_000; // the fakes' tokens live an hour: still good
+        expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+        expect(world.tokens()).toBe(1);
+        clock.now += 60_000; // within a minute of its expiry: renewed before it is sent
+        expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+        expect(world.tokens()).toBe(2);
+      });
+    }
 
     it('binds its secrets to where its kind sends them (R18)', () => {
       const entry = configOf(fake);

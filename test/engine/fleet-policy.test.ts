@@ -7,6 +7,7 @@ import {
   type FleetPolicy,
   readFleetPolicy,
 } from '../../src/config/fleet-policy.ts';
+import { reachedProblems, reachOf } from '../../src/config/fleet-reach.ts';
 import {
   asTemplate,
   fromTemplate,
@@ -15,11 +16,14 @@ import {
 } from '../../src/config/interpolate.ts';
 import { loadPoller } from '../../src/config/load.ts';
 import { secretsOffOrigin, takeKeepSecrets } from '../../src/config/origin-change.ts';
+import type { Reached } from '../../src/config/reach.ts';
 import {
   checkRuntimePut,
   loadRuntimePoller,
   loadStoredRuntimePoller,
 } from '../../src/config/runtime-poller.ts';
+import { authFakes } from '../support/auth-kinds.ts';
+import { kindFakes, SUITE_SECRET } from '../support/delivery-kinds.ts';
 
 /** The Worker's env as a runtime config would see it, if nothing stood in between. */
 const WORKER = {
@@ -366,6 +370,76 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
     const errors = entry.ok ? [] : entry.errors;
     expect(errors.join('\n')).toContain('the host "${TENANT_HOST}" is not a public host');
     expect(errors.join('\n')).not.toContain('tenant-secret-host');
+  });
+});
+
+describe('what a kind reaches is data, checked by one function against FLEET_POLICY', () => {
+  /** A policy that allows nothing: no host, binding or handler. */
+  const nothing = policyOf({ hosts: [] });
+
+  it('refuses a binding FLEET_POLICY.bindings does not list, whatever kind of binding it is', () => {
+    const reach: Reached[] = [
+      { what: 'binding', key: 'deliver.bucket', name: 'ARCHIVE', noun: 'binding' },
+      { what: 'binding', key: 'deliver.binding', name: 'DELIVERY_QUEUE', noun: 'queue' },
+    ];
+    expect(reachedProblems(reach, DEFAULT_FLEET_POLICY)).toEqual([
+      'deliver.bucket: the binding "ARCHIVE" is not in FLEET_POLICY.bindings',
+      'deliver.binding: the queue "DELIVERY_QUEUE" is not in FLEET_POLICY.bindings',
+    ]);
+    expect(reachedProblems(reach, policyOf({ bindings: ['ARCHIVE', 'DELIVERY_QUEUE'] }))).toEqual(
+      [],
+    );
+  });
+
+  it('refuses an entry it has no rule for, rather than letting it pass', () => {
+    const unknown = JSON.parse('{ "what": "bucket", "key": "deliver.bucket", "name": "ARCHIVE" }');
+    expect(reachedProblems([unknown], DEFAULT_FLEET_POLICY)).toEqual([
+      'deliver.bucket: reaches a bucket, which FLEET_POLICY has no entry for',
+    ]);
+  });
+
+  it('checks every entry every delivery kind and source.auth kind declares: a policy that allows nothing refuses each', () => {
+    const pairs = Object.values(kindFakes).flatMap((delivery) =>
+      Object.values(authFakes).map((auth) => ({ delivery, auth })),
+    );
+    for (const { delivery, auth } of pairs) {
+      const entry = loadPoller(
+        'p',
+        {
+          cron: '* * * * *',
+          source: { url: 'https://api.example.com/v1', from_param: 'since', auth: auth.auth },
+          deliver: delivery.deliver,
+        },
+        { ...auth.env, WEBHOOK_SECRET: SUITE_SECRET },
+      );
+      if (!entry.ok) throw new Error(entry.errors.join('\n'));
+      const reach = reachOf('p', entry.config);
+      const refused = reachedProblems(reach, nothing);
+      expect(refused).toHaveLength(reach.length);
+      expect(refused.map((problem) => problem.split(':')[0])).toEqual(
+        reach.map((reached) => reached.key),
+      );
+    }
+  });
+
+  it('holds a jwt_bearer token endpoint to FLEET_POLICY.hosts, like source.url', () => {
+    const raw = config({
+      source: {
+        url: 'https://acme.zendesk.com/api/v2/tickets',
+        from_param: 'start_time',
+        auth: {
+          type: 'jwt_bearer',
+          token_url: 'https://oauth2.googleapis.com/token',
+          issuer: 'sync@acme.iam.gserviceaccount.com',
+          audience: 'https://oauth2.googleapis.com/token',
+          private_key: '${SA_KEY}',
+        },
+      },
+    });
+    const policy = policyOf({ hosts: ['*.zendesk.com', 'hooks.example.com'] });
+    expect(put(raw, policy, ['SA_KEY']).errors).toEqual([
+      'poller "acme": source.auth.token_url: the host "oauth2.googleapis.com" is not in FLEET_POLICY.hosts',
+    ]);
   });
 });
 
