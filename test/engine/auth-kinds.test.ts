@@ -258,3 +258,40 @@ for (const type of Object.keys(authKinds) as AuthType[]) {
     });
   });
 }
+
+describe('api_key in a header', () => {
+  const headerKey: AuthFake = {
+    ...authFakes.api_key,
+    auth: { type: 'api_key', name: 'X-Api-Key', key: '${UPSTREAM_KEY}' },
+    clash: { headers: { 'x-api-key': 'other' } },
+  };
+
+  it('sends the key under its name (in = "header" is the default), and never in the URL', async () => {
+    const sent: Request[] = [];
+    const world: AuthWorld = {
+      ...(await headerKey.world()),
+      fetch: async (request) => {
+        sent.push(request);
+        return request.headers.get('x-api-key') === headerKey.env.UPSTREAM_KEY
+          ? Response.json({ items: [], next_cursor: null })
+          : new Response('no key', { status: 401 });
+      },
+    };
+    const { http } = sourceOf(headerKey, world);
+    expect(await http.fetchPage(window, null)).toMatchObject({ ok: true });
+    expect(sent.map((request) => new URL(request.url).searchParams.has('api_key'))).toEqual([
+      false,
+    ]);
+  });
+
+  it('refuses a header of the same name in source.headers, and a name that is no header name', () => {
+    const clash = configOf(headerKey, headerKey.clash);
+    expect(clash.ok ? '' : clash.errors.join('\n')).toContain(
+      'source.headers: has a X-Api-Key header and source.auth sets one too: keep one of them',
+    );
+    const spaced = configOf(headerKey, { auth: { ...headerKey.auth, name: 'X Api Key' } });
+    expect(spaced.ok ? '' : spaced.errors.join('\n')).toContain(
+      'source.auth.name: "X Api Key" is not a header name',
+    );
+  });
+});

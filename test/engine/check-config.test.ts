@@ -120,6 +120,28 @@ deliver = { type = "handler", name = "feed" }
     });
   });
 
+  it('asks for SECRETS_KEY for a jwt_bearer poller too, and not for an api_key one (nothing to keep)', () => {
+    const jwt = wranglerFixture(
+      '[vars.POLLERS.orders.source.auth]\ntype = "jwt_bearer"\ntoken_url = "https://login.example.com/token"\nissuer = "i"\naudience = "https://login.example.com"\nprivate_key = "${PRIVATE_KEY}"\n',
+    );
+    const report = checkConfig({ configPath: jwt });
+    expect(report.secrets.find((need) => need.name === 'SECRETS_KEY')).toEqual({
+      name: 'SECRETS_KEY',
+      usedBy: [
+        'per-poller secrets stored through the API',
+        'poller orders (source.auth = jwt_bearer)',
+      ],
+      optional: false,
+    });
+    const key = wranglerFixture(
+      '[vars.POLLERS.orders.source.auth]\ntype = "api_key"\nin = "query"\nname = "api_key"\nkey = "${API_KEY}"\n',
+    );
+    const keyed = checkConfig({ configPath: key });
+    expect(keyed.errors).toEqual([]);
+    expect(keyed.secrets.find((need) => need.name === 'SECRETS_KEY')?.optional).toBe(true);
+    expect(keyed.secrets.map((need) => need.name)).toContain('API_KEY');
+  });
+
   it('warns of a loopback or private source or delivery URL for Cloudflare, not for npm start', () => {
     const production = `
 [env.production.vars]

@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { PollerStatus } from '../../src/poller/status.ts';
+import { pageText, pollerPage } from '../support/dashboard-page.ts';
 import { api, createPoller, objectOf, setSecret } from '../support/fleet.ts';
 import { rsaKeyPair, verifiedClaims } from '../support/jwt.ts';
+import { TEST_SECRETS } from '../support/pollers.ts';
 import { type FakeHost, FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;
@@ -195,6 +197,15 @@ describe('jwt_bearer (source.auth, RFC 7523)', () => {
       last_error: null,
     });
     expect(Date.parse(auth?.token_expires_at ?? '')).toBeGreaterThan(Date.now() + 50 * MINUTE);
+    // The dashboard shows the token's life as for oauth2, and neither the key nor the token.
+    const html = await pollerPage(name, TEST_SECRETS.STATUS_TOKEN);
+    const page = pageText(html);
+    expect(page).toContain(
+      'jwt_bearer: an access token for an assertion signed with the private key',
+    );
+    expect(page).toContain('Renewals (24 h)');
+    expect(html).not.toContain(keys.pem.split('\n')[1] ?? '');
+    expect(html).not.toContain('ya29.access-');
     await api('DELETE', `/pollers/${name}`);
   });
 
