@@ -112,7 +112,7 @@ export class TokenAuthorizer implements Authorizer {
     if (refused) return refused;
     const now = this.options.now();
     if (this.cached !== null && this.cached.usableUntil > now) {
-      return bearer(this.cached.value);
+      return bearerCredential(this.cached.value);
     }
     const stored = await this.vault.load(await this.grant.binding(), await this.grant.lineage());
     if (stored.access !== null && usableUntil(stored) > now) {
@@ -123,7 +123,8 @@ export class TokenAuthorizer implements Authorizer {
 
   async renewAfter401(used: string): Promise<Credential | null> {
     // Another request of the run renewed meanwhile: its token is the one to retry with.
-    if (this.cached !== null && this.cached.value !== used) return bearer(this.cached.value);
+    if (this.cached !== null && this.cached.value !== used)
+      return bearerCredential(this.cached.value);
     this.cached = null;
     return this.renew(used);
   }
@@ -186,7 +187,7 @@ export class TokenAuthorizer implements Authorizer {
     this.tokens.add(access);
     const value = `Bearer ${access}`;
     this.cached = { value, usableUntil: until };
-    return bearer(value);
+    return bearerCredential(value);
   }
 
   /** "Reconnect needed", while the config's binding is the one whose refresh token was refused. */
@@ -206,7 +207,7 @@ export class TokenAuthorizer implements Authorizer {
 }
 
 /** A credential sent as the Authorization header `value`. */
-export function bearer(value: string): Credential {
+export function bearerCredential(value: string): Credential {
   return {
     ok: true,
     value,
