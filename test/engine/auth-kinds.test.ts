@@ -295,3 +295,25 @@ describe('api_key in a header', () => {
     );
   });
 });
+
+describe('api_key in the query', () => {
+  it('keeps the method, headers and body of the request it authorizes (a POST, say)', async () => {
+    const { authorizer } = sourceOf(authFakes.api_key, await authFakes.api_key.world());
+    const credential = await authorizer.credential();
+    if (!credential.ok) throw new Error(credential.error);
+    const sent = await credential.authorize(
+      new Request(`${UPSTREAM}/v1/search?q=1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"after":"c1"}',
+        redirect: 'manual',
+      }),
+    );
+    expect(new URL(sent.url).searchParams.get('api_key')).toBe(authFakes.api_key.env.UPSTREAM_KEY);
+    expect(new URL(sent.url).searchParams.get('q')).toBe('1');
+    expect(sent.method).toBe('POST');
+    expect(sent.redirect).toBe('manual');
+    expect(sent.headers.get('content-type')).toBe('application/json');
+    expect(await sent.text()).toBe('{"after":"c1"}');
+  });
+});

@@ -21,8 +21,8 @@ type ApiKeyConfig = z.output<typeof config>;
 
 /**
  * `type = "api_key"`: a fixed key in a request header, or in a query parameter of every
- * request to source.url's origin. A key in the query travels in the URL, so every form of it
- * a URL shows (percent-encoded, form-encoded) is redacted beside the key itself.
+ * request to source.url's origin. A key in the query travels in the URL: it is redacted as
+ * every credential is, in each form a URL shows it (percent-encoded, form-encoded).
  */
 export const apiKey = {
   config,
@@ -48,12 +48,14 @@ export const apiKey = {
   },
   reach: () => [],
   view: () => staticView('api_key'),
-  authorizer(auth) {
-    if (auth.in === 'header') {
-      return staticAuthorizer(headerCredential(auth.name, auth.key), credentialForms(auth.key));
-    }
-    return staticAuthorizer(queryCredential(auth.name, auth.key), queryForms(auth.key));
-  },
+  // Redaction takes out a value's percent- and form-encoded forms too (config/interpolate.ts).
+  authorizer: (auth) =>
+    staticAuthorizer(
+      auth.in === 'header'
+        ? headerCredential(auth.name, auth.key)
+        : queryCredential(auth.name, auth.key),
+      credentialForms(auth.key),
+    ),
 } satisfies AuthKind<ApiKeyConfig>;
 
 /** A credential sent as the query parameter `name` of every request (a redirect's target too). */
@@ -74,10 +76,4 @@ function queryCredential(name: string, key: string): Credential & { ok: true } {
       return new Request(url, init);
     },
   };
-}
-
-/** The key as a URL may show it: as it is, percent-encoded, form-encoded (a space as "+"). */
-function queryForms(key: string): string[] {
-  const form = new URLSearchParams([['k', key]]).toString().slice('k='.length);
-  return [...new Set([key, encodeURIComponent(key), form])];
 }
