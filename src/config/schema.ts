@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
 import { fetchTemplateProblem } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
+import { bodyPath } from '../sources/paging/style.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
 import { cronProblem } from './schedule.ts';
@@ -114,6 +115,11 @@ const sourceSchema = z.strictObject({
       equals: z.union([z.string(), z.number(), z.boolean()]).optional(),
     })
     .optional(),
+  /**
+   * Optional dot path where the upstream reports errors in a 200 (GraphQL's "errors"): a page
+   * with anything there fails, retried like a 5xx (default none).
+   */
+  errors: bodyPath(z.string().min(1)).optional(),
   /** Optional: a separate stream of deletes, polled after this one in every run. */
   deletions: deletionsSchema.optional(),
   /** Optional "asc": records come oldest first, so a window too big for one run can commit its progress. */

@@ -8,6 +8,7 @@ import type { Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
 import { fetchFailure } from './network-error.ts';
+import { pageErrors } from './page-errors.ts';
 import {
   type NextPathMemo,
   nextPage,
@@ -115,12 +116,17 @@ export class HttpSource implements Source {
       this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: this.redact(note) });
     }
     const text = body.ok ? body.text : '';
-    const failure = (kind: UpstreamFailureKind, what: string): PageResult => ({
+    /** A failed page, shown with the start of its body, or of what `quoted` says the body said. */
+    const failure = (
+      kind: UpstreamFailureKind,
+      what: string,
+      quoted = { what: 'body', text },
+    ): PageResult => ({
       ok: false,
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
       // and only here, on a failure: a good page's body is never scanned for secrets.
-      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; body ${JSON.stringify(this.redact(text).slice(0, SNIPPET))}` : ''}`,
+      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(this.redact(quoted.text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
@@ -157,6 +163,16 @@ export class HttpSource implements Source {
       parsed = JSON.parse(text);
     } catch {
       return failure('bad_response', ' but the body is not JSON');
+    }
+    const errors = pageErrors(parsed, this.config.errors);
+    if (errors !== null) {
+      // Retried like a 5xx. An upstream that tells a rate limit in the body may also send the
+      // quota's headers (GitHub's x-ratelimit-*): then it is one, waiting for their reset.
+      const kind = limit.notBefore === undefined ? 'transient' : 'rate_limited';
+      return failure(kind, ` but the page reports errors at "${this.config.errors}"`, {
+        what: 'the upstream says',
+        text: errors,
+      });
     }
     const items = readPath(parsed, this.config.items);
     if (!Array.isArray(items)) {

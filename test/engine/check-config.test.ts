@@ -62,7 +62,7 @@ deliver = { type = "handler", name = "feed" }
     expect(next('value', '@odata.nextLink')).toEqual([]);
     expect(next('d.results', 'd.odata.next')).toEqual([]);
     expect(next('orders', 'meta..next')).toEqual([
-      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (a next-page path cannot reach a key that starts or ends with "." or holds "..")',
+      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (this path cannot reach a key that starts or ends with "." or holds "..")',
     ]);
     expect(next('orders', 'meta.next.')).toEqual([expect.stringContaining('has an empty step')]);
     expect(next('orders', 'meta. next')).toEqual([

@@ -84,12 +84,12 @@ export interface SourceShape {
  * doubled ".", as jq's `.meta.next`), or a step that starts or ends with a space. Misspelt
  * this way, a next-page path reads as missing on every page: each window ends at its first.
  * A key that holds a dot inside (`@odata.nextLink`) is no problem (sources/dot-path.ts); one
- * that starts or ends with a dot, or holds "..", is the price: a next-page path cannot reach it.
+ * that starts or ends with a dot, or holds "..", is the price: a path checked here cannot reach it.
  */
 export function dotPathProblem(path: string): string | null {
   const steps = path.split('.');
   if (steps.some((step) => step === '')) {
-    return `"${path}" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (a next-page path cannot reach a key that starts or ends with "." or holds "..")`;
+    return `"${path}" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (this path cannot reach a key that starts or ends with "." or holds "..")`;
   }
   if (steps.some((step) => step.trim() !== step)) {
     return `"${path}" has a step that starts or ends with a space: write the key as the body has it`;
