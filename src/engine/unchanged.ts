@@ -1,3 +1,4 @@
+// The one reading of a config's dot paths (pure): changes_ignore meets keys as every path does.
 import { type DotPath, dotPath, runAt } from '../sources/dot-path.ts';
 import { deliveryOp } from './idempotency.ts';
 import { ledgerKey, type RunContext, type Update } from './ports.ts';

@@ -3,9 +3,16 @@
  * `changes_ignore`, …) read JSON bodies and records. A key may itself hold a dot (Microsoft
  * Graph's `@odata.nextLink`, `@odata.etag`), and there is no escaping: at each level, the
  * longest run of the remaining steps that is a key of the object wins, so `"a.b.c"` of
- * `{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}` is 1. No step is tried again shorter once a longer
- * run matched (no backtracking): a path reads one place, predictably.
+ * `{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}` is 1. A shorter run is never tried once a longer
+ * one matched (no backtracking): a path reads one place, predictably.
  */
+
+/**
+ * The most steps one key may span (15 dots in it). Real keys hold one or two; the bound keeps
+ * a path's runs linear in its length, where a runtime config's 10,000-step path would
+ * otherwise be 50 million strings.
+ */
+export const MAX_KEY_STEPS = 16;
 
 /** A dot path split once: its steps, and every run of them joined back with ".". */
 export interface DotPath {
@@ -27,7 +34,7 @@ export function dotPath(path: string): DotPath {
   const runs = steps.map((_, from) => {
     const joined: string[] = [];
     let run = '';
-    for (let to = from; to < steps.length; to += 1) {
+    for (let to = from; to < Math.min(steps.length, from + MAX_KEY_STEPS); to += 1) {
       run = to === from ? (steps[to] ?? '') : `${run}.${steps[to] ?? ''}`;
       joined.push(run);
     }

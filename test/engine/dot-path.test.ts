@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readPath } from '../../src/sources/dot-path.ts';
+import { MAX_KEY_STEPS, readPath } from '../../src/sources/dot-path.ts';
 
 describe('a dot path', () => {
   it('reads nested keys, and "" is the value itself', () => {
@@ -30,6 +30,15 @@ describe('a dot path', () => {
     expect(readPath({ 'a.b': { x: 1 }, a: { b: { c: 2 } } }, 'a.b.c')).toBeUndefined();
     // A shorter run is taken when no longer one is a key.
     expect(readPath({ a: { 'b.c': 3 }, 'a.x': 0 }, 'a.b.c')).toBe(3);
+  });
+
+  it('spans at most MAX_KEY_STEPS steps with one key, so a path of 10,000 steps stays cheap', () => {
+    const long = Array.from({ length: MAX_KEY_STEPS }, (_, i) => `k${i}`).join('.');
+    expect(readPath({ [long]: 1 }, long)).toBe(1);
+    expect(readPath({ [`${long}.x`]: 1 }, `${long}.x`)).toBeUndefined();
+    const steps = Array.from({ length: 10_000 }, (_, i) => `s${i}`);
+    const deep = steps.reduceRight<unknown>((inner, step) => ({ [step]: inner }), 'bottom');
+    expect(readPath(deep, steps.join('.'))).toBe('bottom');
   });
 
   /** Keys that may hold dots anywhere, a leading or trailing one included. */
