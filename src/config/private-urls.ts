@@ -1,6 +1,6 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { isPrivateHost } from './fleet-hosts.ts';
-import type { PollerConfig } from './schema.ts';
+import { fetchUrlOf, type PollerConfig } from './schema.ts';
 
 /** A URL of a poller's config, by its key. */
 export interface KeyedUrl {
@@ -23,7 +23,7 @@ export function privateUrls(poller: string, config: PollerConfig): KeyedUrl[] {
     const beside: [string, string | undefined][] = [
       ['source.deletions.url', source.deletions?.url],
       ['reconcile.url', config.reconcile?.url],
-      ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+      ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
     ];
     for (const [key, url] of beside) if (url !== undefined) urls.push({ key, url });
   }
