@@ -39,7 +39,7 @@ describe('a HubSpot CRM search: the window as epoch ms numbers in filterGroups, 
     const start = Date.now() - 2 * HOUR;
     await poller.setCheckpoint(start);
     const ids = ['1', '2', '3', '4', '5', '6', '7'];
-    ids.forEach((id, index) => hubspot.add(id, start + (index + 1) * MINUTE));
+    for (const [index, id] of ids.entries()) hubspot.add(id, start + (index + 1) * MINUTE);
     hubspot.add('before', start - MINUTE);
 
     await poller.tick();
@@ -108,7 +108,7 @@ describe('a Notion database query: on_or_after {from} in the filter, start_curso
     const start = Date.now() - 2 * HOUR;
     await poller.setCheckpoint(start);
     const ids = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'];
-    ids.forEach((id, index) => notion.add(id, start + (index + 1) * MINUTE));
+    for (const [index, id] of ids.entries()) notion.add(id, start + (index + 1) * MINUTE);
 
     await poller.tick();
 
