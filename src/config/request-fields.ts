@@ -79,10 +79,11 @@ export function requestProblems(
   windowed: boolean,
 ): RequestProblem[] {
   const problems: RequestProblem[] = [];
+  // Reported at `method`, not `body`: the body's placeholders still count for the rules below.
   if (shape.body !== undefined && shape.method === 'GET') {
     problems.push({
-      path: ['body'],
-      message: `is set but ${table}.method is "GET", which sends no body: set method = "POST"`,
+      path: ['method'],
+      message: `is "GET", which sends no body, but ${table}.body is set: set method = "POST"`,
     });
   }
   const origin = ORIGIN.exec(shape.url)?.[0] ?? '';

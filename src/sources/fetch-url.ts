@@ -58,8 +58,9 @@ export function fetchTableProblem(
   }
   if (table.body !== undefined && table.method === 'GET') {
     return {
-      path: ['body'],
-      message: 'is set but method is "GET", which sends no body: set method = "POST"',
+      path: ['method'],
+      message:
+        'is "GET", which sends no body, but reconcile.fetch.body is set: set method = "POST"',
     };
   }
   return undefined;

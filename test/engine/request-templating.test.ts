@@ -234,7 +234,7 @@ describe('config rules of request templating', () => {
 
   it('refuses a body with a GET', () => {
     expect(errorsOf({ from_param: 'since', body: { a: 1 } })).toContain(
-      'poller "p": source.body: is set but source.method is "GET", which sends no body: set method = "POST"',
+      'poller "p": source.method: is "GET", which sends no body, but source.body is set: set method = "POST"',
     );
   });
 
