@@ -82,9 +82,9 @@ async function readWindow(http: HttpSource, limit = 20) {
   return { pages, ids, last: pages.at(-1) };
 }
 
-/** Whether the style's `source.next` table takes `key` (the last-page paths `stop`, `more`). */
-function takes(type: NextType, key: string): boolean {
-  const next = { ...styleFakes[type].next, [key]: 'flag' };
+/** Whether the style's `source.next` table takes `key` (the last-page paths `stop`, `more`; `in`). */
+function takes(type: NextType, key: string, value = 'flag'): boolean {
+  const next = { ...styleFakes[type].next, [key]: value };
   return pagingStyles[type].config.safeParse(next).success;
 }
 
@@ -100,8 +100,15 @@ it('every paging style has a fake upstream, and every fake a style', () => {
   expect(Object.keys(styleFakes).sort()).toEqual(Object.keys(pagingStyles).sort());
 });
 
+it('runs the styles that send a value with it in the body too', () => {
+  const sending = (Object.keys(pagingStyles) as NextType[]).filter((type) =>
+    places(type).includes('body'),
+  );
+  expect(sending.sort()).toEqual(['cursor', 'last_id', 'offset', 'page']);
+});
+
 /** The places a style's value can go: the body too for the styles that send one (next.in). */
-const places = (type: NextType): Where[] => (takes(type, 'in') ? ['query', 'body'] : ['query']);
+const places = (type: NextType): Where[] => (takes(type, 'in', 'body') ? ['query', 'body'] : ['query']);
 
 for (const [type, where] of (Object.keys(pagingStyles) as NextType[]).flatMap((type) =>
   places(type).map((where) => [type, where] as const),
