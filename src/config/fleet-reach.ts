@@ -1,8 +1,9 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { formatDuration } from './duration.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
-import { fetchUrlOf, type PollerConfig } from './schema.ts';
+import type { PollerConfig } from './schema.ts';
 import { formatSize } from './size.ts';
 
 /**

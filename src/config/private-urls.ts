@@ -1,6 +1,7 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { isPrivateHost } from './fleet-hosts.ts';
-import { fetchUrlOf, type PollerConfig } from './schema.ts';
+import type { PollerConfig } from './schema.ts';
 
 /** A URL of a poller's config, by its key. */
 export interface KeyedUrl {

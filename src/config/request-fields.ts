@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { fetchTableProblem, fetchTemplateProblem } from '../sources/fetch-url.ts';
 import {
   type BoundName,
   usesPlaceholder,
@@ -31,6 +32,30 @@ export const body = z
       });
     }
   });
+
+/**
+ * `reconcile.fetch`: a URL with `{id}` in its path, or a table `{ url, method, body }` whose
+ * body may hold the `{id}` instead.
+ */
+export const fetchField = z.union([
+  z.string().superRefine((text, ctx) => {
+    const problem = fetchTemplateProblem(text);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  z
+    .strictObject({
+      /** The URL; `{id}` in its path, or in the body. Required. */
+      url: z.string(),
+      /** GET (default) or POST. */
+      method,
+      /** Optional JSON body (with method = "POST"); `{id}` in its strings is the id. */
+      body: body.optional(),
+    })
+    .superRefine((table, ctx) => {
+      const problem = fetchTableProblem(table);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', ...problem });
+    }),
+]);
 
 /** What of a request's config these rules read. */
 export interface RequestShape {

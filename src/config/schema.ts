@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
-import { fetchTableProblem, fetchTemplateProblem } from '../sources/fetch-url.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
-import { body, method, requestRules, sendsWindowEnd } from './request-fields.ts';
+import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
 import { cronProblem } from './schedule.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
@@ -192,27 +192,7 @@ const reconcileSchema = z.strictObject({
    * Optional URL with `{id}` in its path: an upsert the listing found is fetched whole from
    * it, and a delete it found is confirmed by a 404 or 410 there.
    */
-  fetch: z
-    .union([
-      z.string().superRefine((text, ctx) => {
-        const problem = fetchTemplateProblem(text);
-        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-      }),
-      z
-        .strictObject({
-          /** The URL; `{id}` in its path, or in the body. Required. */
-          url: z.string(),
-          /** GET (default) or POST. */
-          method,
-          /** Optional JSON body (with method = "POST"); `{id}` in its strings is the id. */
-          body: body.optional(),
-        })
-        .superRefine((table, ctx) => {
-          const problem = fetchTableProblem(table);
-          if (problem !== undefined) ctx.addIssue({ code: 'custom', ...problem });
-        }),
-    ])
-    .optional(),
+  fetch: fetchField.optional(),
 });
 
 /** One poller: `[vars.POLLERS.<name>]`. */
@@ -397,11 +377,6 @@ export const pollerSchema = z
       });
     }
   });
-
-/** `reconcile.fetch`'s URL, as a string or as a table's `url`. */
-export function fetchUrlOf(fetch: string | { url: string } | undefined): string | undefined {
-  return typeof fetch === 'object' ? fetch.url : fetch;
-}
 
 export type PollerConfig = z.output<typeof pollerSchema>;
 export type SourceConfig = PollerConfig['source'];

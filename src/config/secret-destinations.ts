@@ -1,6 +1,7 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
-import { fetchUrlOf, type PollerConfig, type SourceConfig } from './schema.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
+import type { PollerConfig, SourceConfig } from './schema.ts';
 
 /**
  * Where a poller's own secrets go (R18): the origins of the requests a config makes, and for

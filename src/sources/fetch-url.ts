@@ -88,3 +88,8 @@ export function fetchBody(body: unknown, id: string): unknown {
   }
   return body;
 }
+
+/** `reconcile.fetch`'s URL, as a string or as a table's `url`. */
+export function fetchUrlOf(fetch: string | { url: string } | undefined): string | undefined {
+  return typeof fetch === 'object' ? fetch.url : fetch;
+}

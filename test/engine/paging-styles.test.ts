@@ -108,7 +108,8 @@ it('runs the styles that send a value with it in the body too', () => {
 });
 
 /** The places a style's value can go: the body too for the styles that send one (next.in). */
-const places = (type: NextType): Where[] => (takes(type, 'in', 'body') ? ['query', 'body'] : ['query']);
+const places = (type: NextType): Where[] =>
+  takes(type, 'in', 'body') ? ['query', 'body'] : ['query'];
 
 for (const [type, where] of (Object.keys(pagingStyles) as NextType[]).flatMap((type) =>
   places(type).map((where) => [type, where] as const),
