@@ -1,4 +1,5 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { formatDuration } from './duration.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
@@ -18,7 +19,7 @@ export function reachProblems(poller: string, config: PollerConfig, policy: Flee
   const beside: [string, string | undefined][] = [
     ['source.deletions.url', config.source.deletions?.url],
     ['reconcile.url', config.reconcile?.url],
-    ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+    ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
   ];
   for (const [key, url] of beside)
     if (url !== undefined) problems.push(urlProblem(key, url, policy));

@@ -1,4 +1,5 @@
 import { kindOf } from '../delivery/kinds/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { isPrivateHost } from './fleet-hosts.ts';
 import type { PollerConfig } from './schema.ts';
 
@@ -23,7 +24,7 @@ export function privateUrls(poller: string, config: PollerConfig): KeyedUrl[] {
     const beside: [string, string | undefined][] = [
       ['source.deletions.url', source.deletions?.url],
       ['reconcile.url', config.reconcile?.url],
-      ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+      ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
     ];
     for (const [key, url] of beside) if (url !== undefined) urls.push({ key, url });
   }

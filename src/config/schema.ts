@@ -1,10 +1,11 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
-import { fetchTemplateProblem } from '../sources/fetch-url.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { bodyPath } from '../sources/paging/style.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
+import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
 import { cronProblem } from './schedule.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
@@ -46,6 +47,10 @@ const deletionsSchema = z.strictObject({
   deleted_at: z.string().min(1).default('deleted_at'),
   /** Fixed query parameters of this endpoint (default none). */
   params: z.record(z.string(), z.string()).default({}),
+  /** GET (default) or POST: this endpoint's own, like its params. */
+  method,
+  /** Optional JSON body of this endpoint (with method = "POST"); {from} and {to} as in source.body. */
+  body: body.optional(),
   /** Optional "asc": deletes come oldest first (default source.sorted). */
   sorted: z.enum(['asc']).optional(),
   /** Paging within a window (default source.next). */
@@ -89,10 +94,14 @@ const sourceSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   /** Optional: the name of a service binding to send requests through (another Worker). */
   service: z.string().min(1).optional(),
-  /** Query parameter that takes the window start. Required. */
-  from_param: z.string().min(1),
-  /** Optional query parameter for the window end; enables bounded windows (max_window). */
+  /** Query parameter that takes the window start; required unless url, params or body holds {from}. */
+  from_param: z.string().min(1).optional(),
+  /** Optional query parameter for the window end; enables bounded windows (max_window), as {to} does. */
   to_param: z.string().min(1).optional(),
+  /** GET (default) or POST. */
+  method,
+  /** Optional JSON body (with method = "POST"), sent as JSON; its strings take {from} and {to}. */
+  body: body.optional(),
   /** iso | unix | unix_ms, for the from/to parameters (default iso). */
   time_format: z.enum(['iso', 'unix', 'unix_ms']).default('iso'),
   /** Dot path to the array of records; "" = the body is the array (default ""). */
@@ -177,6 +186,10 @@ const reconcileSchema = z.strictObject({
   compare: z.enum(['updated_at', 'content']).default('updated_at'),
   /** Fixed query parameters of the listing (default none). */
   params: z.record(z.string(), z.string()).default({}),
+  /** GET (default) or POST: the listing's own. */
+  method,
+  /** Optional JSON body of the listing (with method = "POST"); no window placeholders. */
+  body: body.optional(),
   /** Paging of the listing (default source.next). */
   next: nextSchema.optional(),
   /** Most deletes one listing may deliver without a confirm, of the known ids (default "10%"). */
@@ -185,13 +198,7 @@ const reconcileSchema = z.strictObject({
    * Optional URL with `{id}` in its path: an upsert the listing found is fetched whole from
    * it, and a delete it found is confirmed by a 404 or 410 there.
    */
-  fetch: z
-    .string()
-    .superRefine((text, ctx) => {
-      const problem = fetchTemplateProblem(text);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .optional(),
+  fetch: fetchField.optional(),
 });
 
 /** One poller: `[vars.POLLERS.<name>]`. */
@@ -305,13 +312,16 @@ export const pollerSchema = z
         message: 'must be at most 14m: Cloudflare cuts alarm handlers at 15 minutes of wall time',
       });
     }
-    if (poller.max_window !== undefined && poller.source.to_param === undefined) {
+    if (poller.max_window !== undefined && !sendsWindowEnd(poller.source)) {
       ctx.addIssue({
         code: 'custom',
         path: ['max_window'],
-        message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
+        message:
+          'needs source.to_param (or {to} in source.url, params or body): a window can only be bounded if the upstream takes an end',
       });
     }
+    // Where each request's window goes (request-fields.ts): a body only with POST, etc.
+    for (const problem of requestRules(poller)) ctx.addIssue({ code: 'custom', ...problem });
     const auth = poller.source.auth;
     if (auth?.type === 'oauth2' && auth.grant === 'refresh_token' && !auth.refresh_token) {
       ctx.addIssue({
@@ -343,7 +353,7 @@ export const pollerSchema = z
     const elsewhere: [string[], string | undefined][] = [
       [['source', 'deletions', 'url'], poller.source.deletions?.url],
       [['reconcile', 'url'], poller.reconcile?.url],
-      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replaceAll('{id}', 'x')],
+      [['reconcile', 'fetch'], fetchUrlOf(poller.reconcile?.fetch)?.replaceAll('{id}', 'x')],
     ];
     for (const [path, url] of elsewhere) {
       if (

@@ -1,5 +1,6 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import type { PollerConfig, SourceConfig } from './schema.ts';
 
 /**
@@ -40,11 +41,12 @@ export function requestsOf(config: PollerConfig, poller: string): ConfigRequest[
   if (listing !== null) {
     known.push({ key: 'reconcile.url', url: listing.url, carries: upstreamPart(listing) });
   }
-  const template = config.reconcile?.fetch;
+  const fetch = config.reconcile?.fetch;
+  const template = fetchUrlOf(fetch);
   if (template !== undefined) {
-    // sources/fetch-record.ts: the URL, with the source's headers and its Authorization.
+    // sources/fetch-record.ts: the URL (and its body), with the source's headers and its Authorization.
     const { headers, auth } = upstreamPart(config.source);
-    known.push({ key: 'reconcile.fetch', url: template, carries: { template, headers, auth } });
+    known.push({ key: 'reconcile.fetch', url: template, carries: { fetch, headers, auth } });
   }
   const auth = config.source.auth;
   if (auth?.type === 'oauth2') {

@@ -47,6 +47,28 @@ describe('npm run check-config', () => {
     expect(names).not.toContain('NOT_A_SECRET');
   });
 
+  it('checks a request body in TOML: the window as {from}, the cursor in the body, and a body sent with a GET', () => {
+    const check = (method: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.contacts]
+cron = "* * * * *"
+deliver = { type = "handler", name = "contacts" }
+[vars.POLLERS.contacts.source]
+url = "https://api.hubapi.com/crm/v3/objects/contacts/search"
+method = "${method}"
+time_format = "unix_ms"
+body = { filterGroups = [{ filters = [{ propertyName = "hs_lastmodifieddate", operator = "GTE", value = "{from}" }] }], limit = 100 }
+items = "results"
+next = { type = "cursor", in = "body", param = "after", path = "paging.next.after" }
+`),
+      }).errors;
+    expect(check('POST')).toEqual([]);
+    expect(check('GET')).toEqual([
+      'poller "contacts": source.next.in: is "body" but the request is a GET, which has no body: set method = "POST"',
+      'poller "contacts": source.method: is "GET", which sends no body, but source.body is set: set method = "POST"',
+    ]);
+  });
+
   it('flags a next-page path that can never be found in a body: every window would end at its first page', () => {
     const next = (items: string, path: string) => check(items, path).errors;
     const check = (items: string, path: string) =>

@@ -92,8 +92,8 @@ describe('a key of the wrong type says what it expects and what it was given', (
   }
 
   it('still says "is required" for a key that is missing', () => {
-    const raw = poller({ source: { url: 'https://a.example/x' } });
-    expect(errorsOf(raw)).toContain('poller "sessions": source.from_param: is required');
+    const raw = poller({ source: { from_param: 'since' } });
+    expect(errorsOf(raw)).toContain('poller "sessions": source.url: is required');
   });
 
   it('echoes a string that came from ${NAME} as ${NAME}, even when it is cut short', () => {
