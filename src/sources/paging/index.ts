@@ -99,10 +99,16 @@ export function windowUrl(config: SourceConfig, window: Window): URL {
   for (const [key, value] of Object.entries(config.params)) url.searchParams.set(key, value);
   // A listing (reconcile) asks for everything: it has no window start to send.
   if (config.from_param !== '') {
-    url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
+    url.searchParams.set(
+      config.from_param,
+      formatTime(window.from, config.time_format, config.time_zone),
+    );
   }
   if (config.to_param !== undefined && window.bounded) {
-    url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
+    url.searchParams.set(
+      config.to_param,
+      formatTime(window.to, config.time_format, config.time_zone),
+    );
   }
   return url;
 }
