@@ -49,7 +49,8 @@ export function parseTimestamp(
   format: TimestampFormat = 'auto',
   zone = 'UTC',
 ): number | undefined {
-  if (!WORDS.has(format)) {
+  // `auto`, the default, first: this runs for every record.
+  if (format !== 'auto' && !WORDS.has(format)) {
     return typeof value === 'string' ? patternOf(format).parse(value, timeZone(zone)) : undefined;
   }
   // The common case first: the canonical ISO form, which no epoch string matches.
