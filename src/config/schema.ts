@@ -7,6 +7,7 @@ import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
 import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
 import { cronProblem } from './schedule.ts';
+import { stampFormat, timeFormat, timeProblems, timeZoneName } from './time-fields.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
 export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -102,16 +103,18 @@ const sourceSchema = z.strictObject({
   method,
   /** Optional JSON body (with method = "POST"), sent as JSON; its strings take {from} and {to}. */
   body: body.optional(),
-  /** iso | unix | unix_ms, for the from/to parameters (default iso). */
-  time_format: z.enum(['iso', 'unix', 'unix_ms']).default('iso'),
+  /** iso | iso_seconds | unix | unix_ms | a pattern ("yyyy/MM/dd HH:mm"), for the window bounds (default iso). */
+  time_format: timeFormat.default('iso'),
+  /** IANA time zone of the patterns' wall-clock times, sent and read (default UTC). */
+  time_zone: timeZoneName.default('UTC'),
   /** Dot path to the array of records; "" = the body is the array (default ""). */
   items: z.string().default(''),
   /** Dot path of a record's id (default "id"). */
   id: z.string().min(1).default('id'),
   /** Dot path of a record's updated_at (default "updated_at"). */
   updated_at: z.string().min(1).default('updated_at'),
-  /** auto | iso | unix | unix_ms: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
-  updated_at_format: z.enum(['auto', 'iso', 'unix', 'unix_ms']).default('auto'),
+  /** auto | iso | iso_seconds | unix | unix_ms | a pattern: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
+  updated_at_format: stampFormat.default('auto'),
   /**
    * Optional: how the stream marks a deleted record (a tombstone), delivered as a delete:
    * `{ path = "deleted_at" }` (there and not null) or `{ path = "status", equals = "deleted" }`.
@@ -369,18 +372,9 @@ export const pollerSchema = z
         });
       }
     }
-    // A bounded window's end is floored to what the time format can say (whole seconds for
-    // "unix"): a window shorter than that step past the overlap would end at C and never move.
-    const step = poller.source.time_format === 'unix' ? 1_000 : 1;
-    if (poller.max_window !== undefined && poller.max_window - poller.overlap < step) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['max_window'],
-        message:
-          step === 1
-            ? 'must be greater than overlap, or a window would never get past the checkpoint'
-            : `must exceed overlap by at least 1s with time_format = "unix": window ends are whole seconds, so a shorter window would end at the checkpoint and never move`,
-      });
+    // What the time formats' precision makes unsafe (config/time-fields.ts).
+    for (const problem of timeProblems(poller)) {
+      ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
     }
   });
 

@@ -80,8 +80,10 @@ export interface Tally {
 const LEDGER_GRAIN_MS = 1_000;
 
 export function ledgerFloor(ctx: RunContext, at: number): number {
-  const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision ?? 1);
-  return Math.floor(at / grain) * grain;
+  const grain = Math.max(LEDGER_GRAIN_MS, ctx.precision?.step ?? 1);
+  const floored = Math.floor(at / grain) * grain;
+  // And down to what the time format sends for it (a bound in a zone, an hour shown twice).
+  return ctx.precision ? Math.min(floored, ctx.precision.floor(at)) : floored;
 }
 
 /**

@@ -204,7 +204,7 @@ class Run {
         maxWindow: config.max_window,
         bounded,
         now: T,
-        precision: sctx.precision ?? 1,
+        ...(sctx.precision ? { precision: sctx.precision } : {}),
       });
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;

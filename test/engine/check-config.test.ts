@@ -103,6 +103,24 @@ deliver = { type = "handler", name = "feed" }
     ]);
   });
 
+  it('refuses stamps read in whole minutes without a minute of lag_allowance, saying why', () => {
+    const jira = (lag: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.issues]
+cron = "* * * * *"
+lag_allowance = "${lag}"
+source = { url = "https://acme.atlassian.net/rest/api/3/search", from_param = "from", time_format = "yyyy/MM/dd HH:mm", updated_at_format = "yyyy/MM/dd HH:mm", time_zone = "America/Los_Angeles" }
+deliver = { type = "handler", name = "issues" }
+`),
+      }).errors;
+    expect(jira('30s')).toEqual([
+      expect.stringContaining(
+        'poller "issues": lag_allowance: must be at least 1m with updated_at_format = "yyyy/MM/dd HH:mm": its stamps are whole minutes',
+      ),
+    ]);
+    expect(jira('90s')).toEqual([]);
+  });
+
   it('refuses an environment that wrangler.toml does not declare', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {}); // wrangler's own, too
     const path = wranglerFixture();

@@ -66,8 +66,13 @@ describe('a key of the wrong type says what it expects and what it was given', (
     ],
     [
       'a choice outside its options',
+      poller({ source: { ...source, sorted: 'desc' } }),
+      'poller "sessions": source.sorted: expected "asc", got the string "desc"',
+    ],
+    [
+      'a time format that is neither a word nor a pattern, naming the letter',
       poller({ source: { ...source, time_format: 'rfc2822' } }),
-      'poller "sessions": source.time_format: expected one of "iso", "unix", "unix_ms", got the string "rfc2822"',
+      'poller "sessions": source.time_format: "rfc2822" is not one of iso, iso_seconds, unix, unix_ms, nor a pattern: it has an unknown letter "r" (the fields: yyyy MM dd HH mm ss SSS, and X, XX or XXX for the offset; quote other text, as \'T\')',
     ],
     [
       'a delivery type that does not exist',

@@ -17,7 +17,7 @@ import {
   type Update,
 } from '../../src/engine/ports.ts';
 import { MAX_RETRYING } from '../../src/engine/retrying.ts';
-import type { Window } from '../../src/engine/window.ts';
+import { stepPrecision, type Window } from '../../src/engine/window.ts';
 
 const MINUTE = 60_000;
 
@@ -429,7 +429,10 @@ describe('windows that end, start and stop where they should', () => {
     };
     const world = new World(options);
     const store = new MemoryStore();
-    const { engine } = engineIn(world, store, { precision: 1000, config: config(true, 1_000) });
+    const { engine } = engineIn(world, store, {
+      precision: stepPrecision(1000),
+      config: config(true, 1_000),
+    });
     world.now += 10 * MINUTE + 750;
     await engine.trigger('cron');
     const first = await engine.onAlarm(); // catches up 10 minutes of nothing

@@ -15,12 +15,20 @@ import { renderBody, renderText, windowBounds } from './placeholders.ts';
 /** What of a source's config its requests are built from. */
 export type RequestConfig = Pick<
   SourceConfig,
-  'url' | 'params' | 'headers' | 'from_param' | 'to_param' | 'time_format' | 'method' | 'body'
+  | 'url'
+  | 'params'
+  | 'headers'
+  | 'from_param'
+  | 'to_param'
+  | 'time_format'
+  | 'time_zone'
+  | 'method'
+  | 'body'
 >;
 
 /** The request every page of `window` starts from: built once a window, not once a page. */
 export function windowDraft(config: RequestConfig, window: Window): RequestDraft {
-  const bounds = windowBounds(window, config.time_format);
+  const bounds = windowBounds(window, config.time_format, config.time_zone);
   // Rendered before it is parsed: a URL would percent-encode the braces of `{from}`.
   const url = new URL(renderText(config.url, bounds, encodeURIComponent));
   for (const [key, value] of Object.entries(config.params)) {

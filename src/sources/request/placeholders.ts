@@ -30,10 +30,10 @@ export interface Bounds {
  * The window's bounds, rendered: the one place a bound is formatted for the upstream (the
  * query parameters, the placeholders and the body all take it from here).
  */
-export function windowBounds(window: Window, format: TimeFormat): Bounds {
+export function windowBounds(window: Window, format: TimeFormat, zone = 'UTC'): Bounds {
   return {
-    from: formatTime(window.from, format),
-    to: formatTime(window.to, format),
+    from: formatTime(window.from, format, zone),
+    to: formatTime(window.to, format, zone),
     numeric: format === 'unix' || format === 'unix_ms',
   };
 }
