@@ -10,6 +10,7 @@ import { LABEL_KEY_RULE } from '../dashboard/fleet-query.ts';
 import { unknownPoller } from '../known-poller.ts';
 import { adminRefusals, guarded, readRefusals } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
+import { POLLER_CONFIG_REF } from '../openapi/document.ts';
 import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { PollerName } from '../openapi/params.ts';
@@ -123,7 +124,7 @@ const put = createRoute({
       description:
         "One poller's config (schema/poller.schema.json), plus an optional keep_secrets.",
       required: true,
-      content: { 'application/json': { schema: { type: 'object' } } },
+      content: { 'application/json': { schema: POLLER_CONFIG_REF } },
     },
   },
   responses: {
