@@ -366,7 +366,10 @@ function windowCommit(
   delivered: LedgerEntry[],
   tally: Tally,
 ): WindowCommit {
-  const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap - straggle(ctx, tally));
+  const pruneBelow = ledgerFloor(
+    ctx.precision,
+    checkpoint - ctx.config.overlap - straggle(ctx.store, tally),
+  );
   const remember = delivered.filter((entry) => entry.versionMs >= pruneBelow);
   return { checkpoint, remember: untilNearFuture(remember, ctx.now()), pruneBelow };
 }
