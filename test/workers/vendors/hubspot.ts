@@ -6,8 +6,8 @@ const record = (value: unknown) =>
 
 /**
  * HubSpot CRM v3 search (developers.hubspot.com/docs/guides/api/crm/search):
- * `POST /crm/v3/objects/contacts/search` with `filterGroups` (lastmodifieddate GTE a unix
- * ms time), `sorts`, `limit` (at most 200) and `after` (absent on the first page); answers
+ * `POST /crm/v3/objects/contacts/search` with `filterGroups` (lastmodifieddate GTE and LT unix
+ * ms times), `sorts`, `limit` (at most 200) and `after` (absent on the first page); answers
  * `results` and `paging.next.after`.
  */
 export class FakeHubSpot extends FakeVendor {
@@ -24,15 +24,19 @@ export class FakeHubSpot extends FakeVendor {
     const groups = search.filterGroups;
     this.require(Array.isArray(groups) && groups.length === 1, 'one filter group');
     const filters = record(groups[0])?.filters;
-    this.require(Array.isArray(filters) && filters.length === 1, 'one filter');
-    const filter = record(filters[0]);
-    this.require(filter?.propertyName === 'lastmodifieddate', 'filter on lastmodifieddate');
-    this.require(filter.operator === 'GTE', 'operator GTE');
-    // HubSpot takes a date-time filter value as unix milliseconds.
-    this.require(
-      typeof filter.value === 'number' && Number.isInteger(filter.value),
-      `value must be unix ms, got ${JSON.stringify(filter.value)}`,
-    );
+    this.require(Array.isArray(filters) && filters.length === 2, 'two filters: GTE and LT');
+    const bound = (operator: string) => {
+      const filter = filters.map(record).find((f) => f?.operator === operator);
+      this.require(filter?.propertyName === 'lastmodifieddate', `${operator} lastmodifieddate`);
+      // HubSpot takes a date-time filter value as unix milliseconds.
+      this.require(
+        typeof filter.value === 'number' && Number.isInteger(filter.value),
+        `value must be unix ms, got ${JSON.stringify(filter.value)}`,
+      );
+      return filter.value;
+    };
+    const from = bound('GTE');
+    const to = bound('LT');
     const sorts = search.sorts;
     this.require(
       Array.isArray(sorts) &&
@@ -47,7 +51,7 @@ export class FakeHubSpot extends FakeVendor {
       after === undefined || (typeof after === 'string' && /^\d+$/.test(after)),
       'after is the string paging.next.after gave',
     );
-    const matching = this.changed(filter.value);
+    const matching = this.changed(from, to);
     const page = this.slice(matching, Number(after ?? 0), limit);
     return Response.json({
       total: matching.length,
