@@ -39,6 +39,9 @@ export type MirrorRow = {
 };
 export type RunLine = { outcome: string; startedAt: number; finishedAt: number };
 
+/** Run outcomes that deliver (a skipped or fenced line of history does not). */
+const DELIVERING = new Set(['success', 'partial', 'failed', 'continued']);
+
 /** What the poller has stored as failing (R19), by what the audit looks up. */
 export interface Retrying {
   /** Upserts (the main stream's, a listing's): `id@updated_at_ms`. */
@@ -69,6 +72,7 @@ export function compareMirror(input: {
   listing: number | null;
   listingDeletes: number | null;
   lag: number;
+  /** The run history (those that deliver are read). */
   runs: RunLine[];
   checkpoint: string | null;
   retrying: Retrying;
@@ -106,6 +110,7 @@ export function compareMirror(input: {
     if (upsertedAt <= 0) return Number.POSITIVE_INFINITY; // not known (a row from before)
     let finish = Number.POSITIVE_INFINITY;
     for (const run of input.runs) {
+      if (!DELIVERING.has(run.outcome)) continue;
       if (run.finishedAt >= upsertedAt) finish = Math.min(finish, run.finishedAt);
     }
     return finish;

@@ -47,9 +47,6 @@ export interface DeletesReport {
   from_reconcile: number;
 }
 
-/** Run outcomes that deliver (a skipped or fenced line of history does not). */
-const DELIVERING = new Set(['success', 'partial', 'failed', 'continued']);
-
 /**
  * Compares every update the demo upstream produced in the poller's scope (from where it
  * started up to its checkpoint) with the versions the demo handler wrote to D1: each must
@@ -165,7 +162,7 @@ export async function audit(env: Env, poller: string): Promise<AuditReport> {
           ? null
           : isoToMs(reconcile?.last_listing?.deletes_before ?? null),
       lag,
-      runs: lines.filter((run) => DELIVERING.has(run.outcome)),
+      runs: lines,
       checkpoint: status.checkpoint,
       retrying,
     }),

@@ -25,7 +25,12 @@ const row = (id: string, at: number, deleted = 0): MirrorRow => ({
 });
 
 /** The demo audit's mirror check with these sessions, D1 rows and failing updates. */
-function mirrorOf(sessions: SessionFacts[], mirror: MirrorRow[], failing: RetryingUpdate[]) {
+function mirrorOf(
+  sessions: SessionFacts[],
+  mirror: MirrorRow[],
+  failing: RetryingUpdate[],
+  more: Partial<Parameters<typeof compareMirror>[0]> = {},
+) {
   return compareMirror({
     sessions: new Map(sessions.map((facts) => [facts.id, facts])),
     mirror,
@@ -37,6 +42,7 @@ function mirrorOf(sessions: SessionFacts[], mirror: MirrorRow[], failing: Retryi
     runs: [],
     checkpoint: new Date(CHECKPOINT).toISOString(),
     retrying: retryingOf(failing),
+    ...more,
   });
 }
 
@@ -83,5 +89,32 @@ describe('the demo audit’s mirror check with updates stored as failing (R19)',
       equal: false,
       missing: 1,
     });
+  });
+});
+
+describe('the demo audit’s mirror check of a listing’s deletes', () => {
+  it('counts a ghost a listing should have deleted when a partial run had delivered its upsert before the listing', () => {
+    const hard = session('h', { deleted_at_ms: T + 20_000, deleted_kind: 'hard' });
+    const mirror = [row('h', T + 10_000)];
+    const listing = T + 40_000;
+    const runs = [
+      { outcome: 'partial', startedAt: T + 9_000, finishedAt: T + 12_000 },
+      { outcome: 'success', startedAt: T + 45_000, finishedAt: T + 50_000 },
+    ];
+    const report = mirrorOf([hard], mirror, [], {
+      deletionsThrough: null,
+      listing,
+      listingDeletes: listing,
+      runs,
+    });
+    expect(report).toMatchObject({ equal: false, ghosts: 1 });
+    // Delivered by the run after the listing, it is not due yet.
+    const later = mirrorOf([hard], mirror, [], {
+      deletionsThrough: null,
+      listing,
+      listingDeletes: listing,
+      runs: runs.slice(1),
+    });
+    expect(later).toMatchObject({ equal: true, ghosts: 0, in_flight: 1 });
   });
 });
