@@ -213,7 +213,7 @@ export async function pollWindow(
     const keys = result.updates.map((update) => ledgerKey(update.id, update.version));
     const fresh = uniqueNew(result.updates, keys, seen);
     ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
-    const sent = withOlderFailing(fresh.updates, failing, seen, page === 1);
+    const sent = withOlderFailing(fresh.updates, failing, seen, page === 1, loaded.tried());
     // deliver.changes_only: a version whose content is the one the receiver last got of
     // its id is handled without being sent, judged as its turn comes (engine/unchanged.ts).
     const judge = await changesJudge(ctx, sent);
