@@ -5,11 +5,12 @@
  * placeholder D1 id is not about to be deployed; and it lists the `${SECRET}`s the Worker
  * needs and which are unset.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { unstable_readConfig } from 'wrangler';
+import { readFleetFolder } from '../src/cli/fleet-folder.ts';
 import { readFleetPolicy } from '../src/config/fleet-policy.ts';
 import { referencedNames } from '../src/config/interpolate.ts';
-import { loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
+import { loadPoller, loadPollers, type PollerEntry, readPollersTable } from '../src/config/load.ts';
 import { privateUrls } from '../src/config/private-urls.ts';
 import { type AuthType, authKinds } from '../src/sources/auth/index.ts';
 import { nextPathWarnings } from '../src/sources/paging/index.ts';
@@ -137,6 +138,36 @@ export function checkConfig(options: CheckOptions = {}): CheckResult {
   return result;
 }
 
+/**
+ * Validates a folder of poller files (NAME.toml or NAME.json, each the body of a
+ * `PUT /pollers/NAME`: the form `tidemark apply` and `tidemark preview` read), offline. A
+ * `${NAME}` is a secret set elsewhere. What only the Worker knows (its FLEET_POLICY) is
+ * checked by the PUT itself.
+ */
+export function checkPollerFiles(
+  dir: string,
+): Pick<CheckResult, 'pollers' | 'errors' | 'warnings'> {
+  const files = readdirSync(dir)
+    .filter((name) => !name.startsWith('.'))
+    .map((name) => ({ name, text: readFileSync(`${dir}/${name}`, 'utf8') }));
+  const folder = readFleetFolder(dir, files);
+  if (!folder.ok) return { pollers: [], errors: folder.errors, warnings: [] };
+  const anySecret = new Proxy({}, { get: () => 'secret-set-elsewhere', has: () => true });
+  const result = { pollers: [] as string[], errors: [] as string[], warnings: [] as string[] };
+  for (const { name, file, config } of folder.pollers) {
+    result.pollers.push(name);
+    const entry = loadPoller(name, config, anySecret);
+    if (!entry.ok) {
+      result.errors.push(...entry.errors.map((error) => `${file}: ${error}`));
+      continue;
+    }
+    for (const warning of nextPathWarnings(entry.config.source)) {
+      result.warnings.push(`${file}: ${warning}`);
+    }
+  }
+  return result;
+}
+
 /** One line for a config file wrangler cannot read: where, and why. */
 function readError(configPath: string, error: unknown): string {
   const { message, location } = error as {
@@ -228,6 +259,14 @@ export function printSecrets(secrets: SecretNeed[], status: (name: string) => st
 }
 
 function main(argv: readonly string[]): number {
+  const folder = flag(argv, ['--pollers']);
+  if (folder !== undefined) {
+    const checked = checkPollerFiles(folder);
+    for (const warning of checked.warnings) console.warn(`warning: ${warning}`);
+    for (const error of checked.errors) console.error(`  - ${error}`);
+    if (checked.errors.length === 0) console.log(`${folder}: ok: ${checked.pollers.join(', ')}`);
+    return checked.errors.length === 0 ? 0 : 1;
+  }
   const environment = flag(argv, ['--env', '-e']);
   const configPath = flag(argv, ['--config', '-c']);
   const file = localSecretsFile(environment);

@@ -3,7 +3,8 @@
  * runs the Worker with `wrangler dev` (quietly: see dev-output.ts; `npm start -- --verbose`
  * shows everything), fires every cron of [triggers].crons (the watchdog) right away and then
  * on schedule (wrangler dev does not: it only offers /cdn-cgi/local/scheduled), starts each
- * poller's first run at once, and prints one line per run. Stopping it (Ctrl-C, SIGTERM to npm or to this process, or losing the terminal) stops
+ * poller's first run at once, and prints one line per run. A change of wrangler.toml or
+ * .dev.vars restarts wrangler with it (config-watch.ts), so a new token works at once. Stopping it (Ctrl-C, SIGTERM to npm or to this process, or losing the terminal) stops
  * wrangler and workerd with it: see process-group.ts.
  */
 import { spawnSync } from 'node:child_process';
@@ -12,8 +13,10 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Cron } from 'croner';
 import { unstable_readConfig } from 'wrangler';
+import { LOCAL_HOST, LOCAL_PORT } from '../src/cli/local-url.ts';
 import { scheduleOf } from '../src/config/schedule.ts';
 import { checkConfig } from './check-config.ts';
+import { reloadMessage, watchConfig } from './config-watch.ts';
 import { DEMO_POLLER, demoOAuthFlag, withDemoOAuth } from './demo-oauth.ts';
 import { createDevOutputFilter } from './dev-output.ts';
 import { fillDevVars, localPolicyArgs, missingDevVars, parseDevVars } from './dev-vars.ts';
@@ -21,12 +24,15 @@ import { firstRunRequest } from './first-run.ts';
 import { portProblem } from './port.ts';
 import { superviseGroup } from './process-group.ts';
 
-const HOST = '127.0.0.1';
-const PORT = Number(process.env.PORT ?? 8787);
+const HOST = LOCAL_HOST;
+const PORT = Number(process.env.PORT ?? LOCAL_PORT);
 const BASE = `http://${HOST}:${PORT}`;
 const VERBOSE = process.argv.includes('--verbose');
-/** wrangler's own entry point, run by this Node (22): its .bin shim would pick the PATH's node. */
-const WRANGLER = 'node_modules/wrangler/bin/wrangler.js';
+/**
+ * wrangler's own entry point, run by this Node (22): its .bin shim would pick the PATH's node.
+ * START_WRANGLER replaces it in the tests of this script (test/support/fake-wrangler.ts).
+ */
+const WRANGLER = process.env.START_WRANGLER ?? 'node_modules/wrangler/bin/wrangler.js';
 
 /**
  * Creates .dev.vars from the committed example with fresh random tokens, a fresh webhook
@@ -128,33 +134,21 @@ async function fire(cron: string): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65_535) {
-    console.error(`PORT=${process.env.PORT} is not a port number (1-65535)`);
-    process.exit(1);
-  }
-  const busy = await portProblem(PORT, HOST);
-  if (busy) {
-    console.error(busy);
-    process.exit(1);
-  }
+/** What a start or a reload runs: the secrets, the demo's OAuth switch and the checked config. */
+interface Setup {
+  secrets: Record<string, string>;
+  config: ReturnType<typeof checkConfig>;
+  /** wrangler dev's arguments. */
+  args: string[];
+  pollers: Record<string, unknown> | null;
+}
+
+/** Reads .dev.vars and wrangler.toml (as npm start runs them) and checks them. */
+function setUp(): Setup {
   const secrets = ensureDevVars();
-  bearer = { authorization: `Bearer ${secrets.STATUS_TOKEN ?? ''}` };
   const oauth = demoOAuthFlag(process.env, secrets);
   const pollers = demoOAuthPollers(oauth.on);
   const config = checkConfig({ secrets, strict: true, ...(pollers ? { pollers } : {}) });
-  if (config.errors.length > 0) {
-    console.error('wrangler.toml has errors:');
-    for (const error of config.errors) console.error(`  - ${error}`);
-    process.exit(1);
-  }
-  const migrate = spawnSync(
-    process.execPath,
-    [WRANGLER, 'd1', 'migrations', 'apply', 'DB', '--local'],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, CI: 'true' } },
-  );
-  if (migrate.status !== 0) process.exit(migrate.status ?? 1);
-
   const quiet = VERBOSE ? [] : ['--log-level', 'log'];
   // --test-scheduled: crons are fired (by us), so no warning that they are not.
   const args = [
@@ -171,7 +165,55 @@ async function main(): Promise<void> {
     ...(pollers ? ['--var', `POLLERS:${JSON.stringify(pollers)}`] : []),
     ...quiet,
   ];
-  const dev = superviseGroup(process.execPath, [WRANGLER, ...args], {
+  return { secrets, config, args, pollers };
+}
+
+/** One line to paste into another terminal: the CLI's variables and the tokens, for curl. */
+function exportLine(secrets: Record<string, string>): string {
+  const admin = secrets.ADMIN_TOKEN ?? '';
+  return `export TIDEMARK_URL=${BASE} TIDEMARK_TOKEN=${admin} STATUS_TOKEN=${secrets.STATUS_TOKEN ?? ''} ADMIN_TOKEN=${admin}`;
+}
+
+/** The crons fired on schedule: replaced when a reload brings other crons. */
+let cronJobs: Cron[] = [];
+
+function scheduleCrons(crons: string[]): void {
+  for (const job of cronJobs) job.stop();
+  cronJobs = crons.map(
+    (cron) =>
+      new Cron(cron, { timezone: 'UTC' }, async () => {
+        await fire(cron);
+        setTimeout(printAudit, 5_000);
+      }),
+  );
+}
+
+async function main(): Promise<void> {
+  if (!Number.isInteger(PORT) || PORT < 1 || PORT > 65_535) {
+    console.error(`PORT=${process.env.PORT} is not a port number (1-65535)`);
+    process.exit(1);
+  }
+  const busy = await portProblem(PORT, HOST);
+  if (busy) {
+    console.error(busy);
+    process.exit(1);
+  }
+  let setup = setUp();
+  const { secrets, config, pollers } = setup;
+  bearer = { authorization: `Bearer ${secrets.STATUS_TOKEN ?? ''}` };
+  if (config.errors.length > 0) {
+    console.error('wrangler.toml has errors:');
+    for (const error of config.errors) console.error(`  - ${error}`);
+    process.exit(1);
+  }
+  const migrate = spawnSync(
+    process.execPath,
+    [WRANGLER, 'd1', 'migrations', 'apply', 'DB', '--local'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, CI: 'true' } },
+  );
+  if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+
+  const dev = superviseGroup(process.execPath, [WRANGLER, ...setup.args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
     onStop: (reason) => console.log(`stopping wrangler and workerd (${reason})`),
@@ -184,6 +226,33 @@ async function main(): Promise<void> {
     dev.stop('the Worker did not start', 1);
     return;
   }
+
+  // Watched before the banner is out: a change made as soon as it is read is not missed.
+  watchConfig(async (changed) => {
+    const next = setUp();
+    if (next.config.errors.length > 0) {
+      console.log(`not reloaded: ${reloadMessage(changed).slice('reloaded: '.length)}, but:`);
+      for (const error of next.config.errors) console.log(`  - ${error}`);
+      console.log('  the Worker runs on as before; fix it and save again');
+      return;
+    }
+    const child = await dev.restart([WRANGLER, ...next.args]);
+    relay([child.stdout, child.stderr]);
+    try {
+      await waitForWorker();
+    } catch (error) {
+      console.error(String(error));
+      dev.stop('the Worker did not start again', 1);
+      return;
+    }
+    const tokensChanged = exportLine(next.secrets) !== exportLine(setup.secrets);
+    setup = next;
+    bearer = { authorization: `Bearer ${next.secrets.STATUS_TOKEN ?? ''}` };
+    console.log(reloadMessage(changed));
+    if (tokensChanged) console.log(`  new tokens: paste again\n${exportLine(next.secrets)}`);
+    await Promise.all(next.config.crons.map(fire));
+    scheduleCrons(next.config.crons);
+  });
 
   const now = Date.now();
   const enabled = config.valid.filter((entry) => entry.config.enabled);
@@ -209,16 +278,14 @@ ${
 }  watchdog   cron ${config.crons.join(', ')}: fired now and on schedule (wrangler dev does not fire crons)
   first run  now: it sets each poller's checkpoint (or catches up from one an earlier npm start
              left); new records arrive from the next tick: ${firstTicks.join(', ') || '(no poller enabled)'}
+  reload     a change of wrangler.toml or .dev.vars restarts the Worker with it
   Ctrl-C stops everything: wrangler and workerd too
+  For npx tidemark (and $STATUS_TOKEN, $ADMIN_TOKEN) in another terminal, paste:
+${exportLine(secrets)}
 `);
+  scheduleCrons(config.crons);
   await Promise.all(config.crons.map(fire));
   for (const entry of enabled) void runNow(entry.name, secrets.ADMIN_TOKEN);
-  for (const cron of config.crons) {
-    new Cron(cron, { timezone: 'UTC' }, async () => {
-      await fire(cron);
-      setTimeout(printAudit, 5_000);
-    });
-  }
 }
 
 /** Starts a poller's first run now (firstRunRequest); says so when it could not. */

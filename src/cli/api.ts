@@ -1,5 +1,6 @@
 import { CliError } from './errors.ts';
 import type { Fetch } from './io.ts';
+import { LOCAL_URL } from './local-url.ts';
 
 /** A reply of the admin API: its status and its JSON body (the text when it is not JSON). */
 export interface ApiReply {
@@ -22,7 +23,7 @@ export function apiFromEnv(env: Readonly<Record<string, string | undefined>>, fe
   const address = env.TIDEMARK_URL?.trim();
   if (!address) {
     throw new CliError(
-      "TIDEMARK_URL is not set: export the Worker's address, e.g. TIDEMARK_URL=https://tidemark.example.workers.dev",
+      `TIDEMARK_URL is not set: for npm start, export TIDEMARK_URL=${LOCAL_URL} (its banner prints the whole line to copy); for a deployed Worker, its address, e.g. https://tidemark.example.workers.dev`,
     );
   }
   if (!/^https?:\/\/[^/]/i.test(address)) {

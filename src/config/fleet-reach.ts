@@ -1,5 +1,6 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { authKindOf } from '../sources/auth/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { formatDuration } from './duration.ts';
 import { isPrivateHost, matchesHostEntry } from './fleet-hosts.ts';
 import type { FleetPolicy } from './fleet-policy.ts';
@@ -32,7 +33,7 @@ export function reachOf(poller: string, config: PollerConfig): Reached[] {
   const beside: [string, string | undefined][] = [
     ['source.deletions.url', source.deletions?.url],
     ['reconcile.url', config.reconcile?.url],
-    ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+    ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
   ];
   for (const [key, url] of beside) if (url !== undefined) reach.push({ what: 'url', key, url });
   if (source.auth !== undefined) reach.push(...authKindOf(source.auth).reach(source.auth));

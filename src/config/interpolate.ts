@@ -167,8 +167,9 @@ function escapeLiterals(text: string, references: ReadonlySet<string>): string {
 }
 
 /**
- * Replaces every occurrence of a secret in `text` with "***": as written, and as it appears
- * once encoded into a URL (percent-encoded, or form-encoded in a query string).
+ * Replaces every occurrence of a secret in `text` with "***": as written, as it appears
+ * once encoded into a URL (percent-encoded, or form-encoded in a query string), and inside a
+ * JSON string (a request body an upstream echoes back).
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
@@ -178,6 +179,7 @@ export function redact(text: string, secrets: readonly string[]): string {
       secret,
       encodeURIComponent(secret),
       new URLSearchParams({ s: secret }).toString().slice(2),
+      JSON.stringify(secret).slice(1, -1),
     ]);
     for (const form of forms) out = out.split(form).join('***');
   }

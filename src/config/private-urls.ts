@@ -1,5 +1,6 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { authKindOf } from '../sources/auth/index.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { isPrivateHost } from './fleet-hosts.ts';
 import { reachedUrls } from './reach.ts';
 import type { PollerConfig } from './schema.ts';
@@ -25,7 +26,7 @@ export function privateUrls(poller: string, config: PollerConfig): KeyedUrl[] {
     const beside: [string, string | undefined][] = [
       ['source.deletions.url', source.deletions?.url],
       ['reconcile.url', config.reconcile?.url],
-      ['reconcile.fetch', config.reconcile?.fetch?.replaceAll('{id}', 'id')],
+      ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
     ];
     for (const [key, url] of beside) if (url !== undefined) urls.push({ key, url });
   }

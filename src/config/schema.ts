@@ -1,11 +1,14 @@
 import * as z from 'zod';
 import { deliverSchema } from '../delivery/kinds/index.ts';
 import { authProblems, authSchema } from '../sources/auth/index.ts';
-import { fetchTemplateProblem } from '../sources/fetch-url.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
+import { bodyPath } from '../sources/paging/style.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
+import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
 import { cronProblem } from './schedule.ts';
+import { stampFormat, timeFormat, timeProblems, timeZoneName } from './time-fields.ts';
 
 /** A label's name: lists, the dashboard's filter and /metrics series take it as it is. */
 export const LABEL_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -46,6 +49,10 @@ const deletionsSchema = z.strictObject({
   deleted_at: z.string().min(1).default('deleted_at'),
   /** Fixed query parameters of this endpoint (default none). */
   params: z.record(z.string(), z.string()).default({}),
+  /** GET (default) or POST: this endpoint's own, like its params. */
+  method,
+  /** Optional JSON body of this endpoint (with method = "POST"); {from} and {to} as in source.body. */
+  body: body.optional(),
   /** Optional "asc": deletes come oldest first (default source.sorted). */
   sorted: z.enum(['asc']).optional(),
   /** Paging within a window (default source.next). */
@@ -58,20 +65,26 @@ const sourceSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   /** Optional: the name of a service binding to send requests through (another Worker). */
   service: z.string().min(1).optional(),
-  /** Query parameter that takes the window start. Required. */
-  from_param: z.string().min(1),
-  /** Optional query parameter for the window end; enables bounded windows (max_window). */
+  /** Query parameter that takes the window start; required unless url, params or body holds {from}. */
+  from_param: z.string().min(1).optional(),
+  /** Optional query parameter for the window end; enables bounded windows (max_window), as {to} does. */
   to_param: z.string().min(1).optional(),
-  /** iso | unix | unix_ms, for the from/to parameters (default iso). */
-  time_format: z.enum(['iso', 'unix', 'unix_ms']).default('iso'),
+  /** GET (default) or POST. */
+  method,
+  /** Optional JSON body (with method = "POST"), sent as JSON; its strings take {from} and {to}. */
+  body: body.optional(),
+  /** iso | iso_seconds | unix | unix_ms | a pattern ("yyyy/MM/dd HH:mm"), for the window bounds (default iso). */
+  time_format: timeFormat.default('iso'),
+  /** IANA time zone of the patterns' wall-clock times, sent and read (default UTC). */
+  time_zone: timeZoneName.default('UTC'),
   /** Dot path to the array of records; "" = the body is the array (default ""). */
   items: z.string().default(''),
   /** Dot path of a record's id (default "id"). */
   id: z.string().min(1).default('id'),
   /** Dot path of a record's updated_at (default "updated_at"). */
   updated_at: z.string().min(1).default('updated_at'),
-  /** auto | iso | unix | unix_ms: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
-  updated_at_format: z.enum(['auto', 'iso', 'unix', 'unix_ms']).default('auto'),
+  /** auto | iso | iso_seconds | unix | unix_ms | a pattern: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
+  updated_at_format: stampFormat.default('auto'),
   /**
    * Optional: how the stream marks a deleted record (a tombstone), delivered as a delete:
    * `{ path = "deleted_at" }` (there and not null) or `{ path = "status", equals = "deleted" }`.
@@ -84,6 +97,11 @@ const sourceSchema = z.strictObject({
       equals: z.union([z.string(), z.number(), z.boolean()]).optional(),
     })
     .optional(),
+  /**
+   * Optional dot path where the upstream reports errors in a 200 (GraphQL's "errors"): a page
+   * with anything there fails, retried like a 5xx (default none).
+   */
+  errors: bodyPath(z.string().min(1)).optional(),
   /** Optional: a separate stream of deletes, polled after this one in every run. */
   deletions: deletionsSchema.optional(),
   /** Optional "asc": records come oldest first, so a window too big for one run can commit its progress. */
@@ -141,6 +159,10 @@ const reconcileSchema = z.strictObject({
   compare: z.enum(['updated_at', 'content']).default('updated_at'),
   /** Fixed query parameters of the listing (default none). */
   params: z.record(z.string(), z.string()).default({}),
+  /** GET (default) or POST: the listing's own. */
+  method,
+  /** Optional JSON body of the listing (with method = "POST"); no window placeholders. */
+  body: body.optional(),
   /** Paging of the listing (default source.next). */
   next: nextSchema.optional(),
   /** Most deletes one listing may deliver without a confirm, of the known ids (default "10%"). */
@@ -149,13 +171,7 @@ const reconcileSchema = z.strictObject({
    * Optional URL with `{id}` in its path: an upsert the listing found is fetched whole from
    * it, and a delete it found is confirmed by a 404 or 410 there.
    */
-  fetch: z
-    .string()
-    .superRefine((text, ctx) => {
-      const problem = fetchTemplateProblem(text);
-      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .optional(),
+  fetch: fetchField.optional(),
 });
 
 /** One poller: `[vars.POLLERS.<name>]`. */
@@ -269,13 +285,16 @@ export const pollerSchema = z
         message: 'must be at most 14m: Cloudflare cuts alarm handlers at 15 minutes of wall time',
       });
     }
-    if (poller.max_window !== undefined && poller.source.to_param === undefined) {
+    if (poller.max_window !== undefined && !sendsWindowEnd(poller.source)) {
       ctx.addIssue({
         code: 'custom',
         path: ['max_window'],
-        message: 'needs source.to_param: a window can only be bounded if the upstream takes an end',
+        message:
+          'needs source.to_param (or {to} in source.url, params or body): a window can only be bounded if the upstream takes an end',
       });
     }
+    // Where each request's window goes (request-fields.ts): a body only with POST, etc.
+    for (const problem of requestRules(poller)) ctx.addIssue({ code: 'custom', ...problem });
     // What the source.auth kind cannot work with (sources/auth/: a header source.headers sets too).
     for (const problem of authProblems(poller.source)) {
       ctx.addIssue({ code: 'custom', path: ['source', ...problem.path], message: problem.message });
@@ -285,7 +304,7 @@ export const pollerSchema = z
     const elsewhere: [string[], string | undefined][] = [
       [['source', 'deletions', 'url'], poller.source.deletions?.url],
       [['reconcile', 'url'], poller.reconcile?.url],
-      [['reconcile', 'fetch'], poller.reconcile?.fetch?.replaceAll('{id}', 'x')],
+      [['reconcile', 'fetch'], fetchUrlOf(poller.reconcile?.fetch)?.replaceAll('{id}', 'x')],
     ];
     for (const [path, url] of elsewhere) {
       if (
@@ -301,18 +320,9 @@ export const pollerSchema = z
         });
       }
     }
-    // A bounded window's end is floored to what the time format can say (whole seconds for
-    // "unix"): a window shorter than that step past the overlap would end at C and never move.
-    const step = poller.source.time_format === 'unix' ? 1_000 : 1;
-    if (poller.max_window !== undefined && poller.max_window - poller.overlap < step) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['max_window'],
-        message:
-          step === 1
-            ? 'must be greater than overlap, or a window would never get past the checkpoint'
-            : `must exceed overlap by at least 1s with time_format = "unix": window ends are whole seconds, so a shorter window would end at the checkpoint and never move`,
-      });
+    // What the time formats' precision makes unsafe (config/time-fields.ts).
+    for (const problem of timeProblems(poller)) {
+      ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
     }
   });
 

@@ -1,6 +1,7 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { authKindOf } from '../sources/auth/index.ts';
 import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
+import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { reachedUrls } from './reach.ts';
 import type { PollerConfig, SourceConfig } from './schema.ts';
 
@@ -42,11 +43,12 @@ export function requestsOf(config: PollerConfig, poller: string): ConfigRequest[
   if (listing !== null) {
     known.push({ key: 'reconcile.url', url: listing.url, carries: upstreamPart(listing) });
   }
-  const template = config.reconcile?.fetch;
+  const fetch = config.reconcile?.fetch;
+  const template = fetchUrlOf(fetch);
   if (template !== undefined) {
-    // sources/fetch-record.ts: the URL, with the source's headers and its Authorization.
+    // sources/fetch-record.ts: the URL (and its body), with the source's headers and its Authorization.
     const { headers, auth } = upstreamPart(config.source);
-    known.push({ key: 'reconcile.fetch', url: template, carries: { template, headers, auth } });
+    known.push({ key: 'reconcile.fetch', url: template, carries: { fetch, headers, auth } });
   }
   // What source.auth reaches besides the upstream (a token endpoint) is sent its table.
   const auth = config.source.auth;

@@ -9,16 +9,25 @@ import { type ByVersion, type HandledKeys, list, listed } from './window-memory.
 /**
  * Puts in front of a newer version the older versions of its id that are still failing,
  * from their stored record: the older one goes first even if the upstream no longer shows
- * it, so the newer one never waits on a version that will not come back.
+ * it, so the newer one never waits on a version that will not come back. A failing version
+ * `tried` in this window already (engine/window-failing.ts) is not sent again, in front of
+ * a newer one or where the page shows it: it waits for the next run, and whatever is newer
+ * of its id waits behind it, stored.
  */
 export function withOlderFailing(
   fresh: Update[],
   failing: Map<string, FailingUpdate>,
   seen: HandledKeys,
   firstPage: boolean,
+  tried: ReadonlySet<string> = new Set(),
 ): Update[] {
   if (failing.size === 0) return fresh;
-  const present = new Set(fresh.map((update) => ledgerKey(update.id, update.version)));
+  const present = new Set<string>(tried);
+  const page =
+    tried.size === 0
+      ? fresh
+      : fresh.filter((update) => !tried.has(ledgerKey(update.id, update.version)));
+  for (const update of page) present.add(ledgerKey(update.id, update.version));
   const extra: Update[] = [];
   // The window's first page also retries every version still failing from earlier runs, so
   // each gets its attempts (and its dead letter) even if the upstream no longer shows it.
@@ -31,7 +40,7 @@ export function withOlderFailing(
       extra.push({ id, version, versionMs, record });
     }
   }
-  for (const update of fresh) {
+  for (const update of page) {
     for (const failure of failing.values()) {
       if (failure.id !== update.id || failure.versionMs >= update.versionMs) continue;
       const key = ledgerKey(failure.id, failure.version);
@@ -41,7 +50,7 @@ export function withOlderFailing(
       extra.push({ id, version, versionMs, record });
     }
   }
-  return extra.length === 0 ? fresh : [...extra, ...fresh];
+  return extra.length === 0 ? page : [...extra, ...page];
 }
 
 /** The page's updates not delivered yet, each `(id, version)` once, with their keys. */

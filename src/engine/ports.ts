@@ -6,7 +6,7 @@ import type { IdleLog } from './idle-log.ts';
 import type { Lease } from './lease.ts';
 import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
 import type { RunRecord } from './run-record.ts';
-import type { Window } from './window.ts';
+import type { Precision, Window } from './window.ts';
 
 /**
  * A JSON value: what records, dead letters and audit details are made of. Kept shallow on
@@ -313,8 +313,8 @@ export interface RunContext {
   sleep?: (ms: number) => Promise<void>;
   /** The poller's own ticks (its `cron` or `every`); without one it ticks only when triggered. */
   schedule?: Schedule;
-  /** Smallest step of the source's time format, in ms (1000 for unix seconds). */
-  precision?: number;
+  /** What the source's time format can send (its unit, its zone): window bounds are floored to it. */
+  precision?: Precision;
   /** Hides secret values in text that will be stored or shown. */
   redact?: (text: string) => string;
   /** Whether a record is a tombstone (`source.deleted`); without it, every record is an upsert. */

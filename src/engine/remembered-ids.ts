@@ -49,7 +49,7 @@ export async function rememberDelivered(
   return ctx.store.rememberIds(epoch, entries);
 }
 
-/** deliver.changes_ignore, as paths: what a content hash leaves out. */
-export function ignoredPaths(ctx: RunContext): string[][] {
-  return ctx.config.deliver.changes_ignore.map((path) => path.split('.'));
+/** deliver.changes_ignore: the dot paths a content hash leaves out. */
+export function ignoredPaths(ctx: RunContext): readonly string[] {
+  return ctx.config.deliver.changes_ignore;
 }

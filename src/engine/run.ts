@@ -1,3 +1,4 @@
+import { sendsWindowEnd } from '../config/request-fields.ts';
 import { decideAfterWindow } from './after-window.ts';
 import { retryAt } from './backoff.ts';
 import { RunBudget } from './budget.ts';
@@ -191,6 +192,8 @@ class Run {
       return ended(this.fenced());
     }
 
+    // The upstream takes the window's end (to_param or {to}): windows are bounded.
+    const bounded = sendsWindowEnd(config.source);
     for (;;) {
       const state = store.read();
       const T = sctx.now();
@@ -199,9 +202,9 @@ class Run {
         checkpoint,
         overlap: config.overlap,
         maxWindow: config.max_window,
-        bounded: config.source.to_param !== undefined,
+        bounded,
         now: T,
-        precision: sctx.precision ?? 1,
+        ...(sctx.precision ? { precision: sctx.precision } : {}),
       });
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
@@ -246,7 +249,7 @@ class Run {
         budgetRemaining: budget.remaining,
         windowCost: budget.subrequests - spentBefore,
         sorted: config.source.sorted === 'asc',
-        bounded: config.source.to_param !== undefined,
+        bounded,
       });
       if (next.kind === 'failed' || next.kind === 'incomplete' || next.kind === 'stall') {
         // What it handled is kept either way: C moves up to it, or its deliveries go into the
@@ -363,7 +366,10 @@ function windowCommit(
   delivered: LedgerEntry[],
   tally: Tally,
 ): WindowCommit {
-  const pruneBelow = ledgerFloor(ctx, checkpoint - ctx.config.overlap - straggle(ctx, tally));
+  const pruneBelow = ledgerFloor(
+    ctx.precision,
+    checkpoint - ctx.config.overlap - straggle(ctx.store, tally),
+  );
   const remember = delivered.filter((entry) => entry.versionMs >= pruneBelow);
   return { checkpoint, remember: untilNearFuture(remember, ctx.now()), pruneBelow };
 }

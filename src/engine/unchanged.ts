@@ -1,3 +1,5 @@
+// The one reading of a config's dot paths (pure): changes_ignore meets keys as every path does.
+import { type DotPath, dotPath, runAt } from '../sources/dot-path.ts';
 import { deliveryOp } from './idempotency.ts';
 import { ledgerKey, type RunContext, type Update } from './ports.ts';
 
@@ -46,7 +48,7 @@ export async function changesJudge(
   if (!deliver.changes_only || known === undefined) return null;
   const upserts = updates.filter((update) => deliveryOp(ctx, update) === 'upsert');
   if (upserts.length === 0 && ctx.stream !== 'deletions') return null;
-  const ignore = deliver.changes_ignore.map((path) => path.split('.'));
+  const ignore = deliver.changes_ignore;
   const hashes = new Map<string, string>();
   await Promise.all(
     upserts.map(async (update) => {
@@ -89,26 +91,45 @@ export async function changesJudge(
   };
 }
 
-/** SHA-256 (hex) of a record's canonical JSON: keys sorted, the ignored paths left out. */
-export async function contentHash(
-  record: unknown,
-  ignore: readonly (readonly string[])[],
-): Promise<string> {
-  const text = JSON.stringify(canonical(record, ignore)) ?? 'undefined';
+/** SHA-256 (hex) of a record's canonical JSON: keys sorted, the ignored dot paths left out. */
+export async function contentHash(record: unknown, ignore: readonly string[]): Promise<string> {
+  const from = ignore.map((path) => ({ path: dotPath(path), at: 0 }));
+  const text = JSON.stringify(canonical(record, from)) ?? 'undefined';
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
-/** The value with object keys in order and the ignored paths (relative to it) removed. */
-function canonical(value: unknown, ignore: readonly (readonly string[])[]): unknown {
+/** An ignored path, and which of its steps are still to match at this level. */
+interface Ignored {
+  path: DotPath;
+  at: number;
+}
+
+/**
+ * The value with object keys in order and the ignored paths (relative to it) removed. Each
+ * path meets a key the way readPath reads it (its longest run of steps that is a key, so
+ * `"@odata.etag"` leaves out Graph's `@odata.etag`).
+ */
+function canonical(value: unknown, ignore: readonly Ignored[]): unknown {
   if (Array.isArray(value)) return value.map((item) => canonical(item, []));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
+  if (ignore.length === 0) {
+    for (const key of Object.keys(value).sort()) out[key] = canonical(Reflect.get(value, key), []);
+    return out;
+  }
+  const dropped = new Set<string>();
+  const deeper = new Map<string, Ignored[]>();
+  for (const { path, at } of ignore) {
+    const size = runAt(value, path, at);
+    const key = path.runs[at]?.[size - 1];
+    if (size === 0 || key === undefined) continue;
+    if (at + size === path.length) dropped.add(key);
+    else deeper.set(key, [...(deeper.get(key) ?? []), { path, at: at + size }]);
+  }
   for (const key of Object.keys(value).sort()) {
-    const here = ignore.filter((path) => path[0] === key);
-    if (here.some((path) => path.length === 1)) continue;
-    const deeper = here.map((path) => path.slice(1));
-    out[key] = canonical(Reflect.get(value, key), deeper);
+    if (dropped.has(key)) continue;
+    out[key] = canonical(Reflect.get(value, key), deeper.get(key) ?? []);
   }
   return out;
 }

@@ -9,12 +9,17 @@ import { MAX_RETRYING, type Retrying, retryingOf } from './retrying.ts';
  * what the stream leaves failing for the run's outcome.
  */
 export class WindowFailing {
+  /** Each failing update's attempts when the window began: more now means tried in it. */
+  private readonly attemptsAtStart: ReadonlyMap<string, number>;
+
   private constructor(
     /** This stream's own failing updates, by key; the window's deliveries update it. */
     readonly map: Map<string, FailingUpdate>,
     /** The oldest failing version per id, which a newer version of that id waits behind. */
     readonly older: OlderFailing,
-  ) {}
+  ) {
+    this.attemptsAtStart = new Map([...map].map(([key, failure]) => [key, failure.attempts]));
+  }
 
   /**
    * This stream's failing updates, stale ones cleared (a version the ledger says is handled),
@@ -70,6 +75,23 @@ export class WindowFailing {
     if (left) retrying.set(stream, left);
     else retrying.delete(stream);
     return left;
+  }
+
+  /**
+   * The failing versions (`id@version`, engine/ports.ts ledgerKey) this window has tried and
+   * seen fail: not tried again before the next run (R19: once per run, so `max_attempts` spans
+   * that many runs and their backoff), though a newer version of the id, or the overlap, shows
+   * them again on a later page. A window that leaves failures ends its stream's turn
+   * (engine/run.ts), so once per window is once per run.
+   */
+  tried(): ReadonlySet<string> {
+    const tried = new Set<string>();
+    for (const [key, failure] of this.map) {
+      if (failure.attempts > (this.attemptsAtStart.get(key) ?? 0)) {
+        tried.add(ledgerKey(failure.id, failure.version));
+      }
+    }
+    return tried;
   }
 
   /** Why a window with failures may not commit: more are failing than the cap (R19), or null. */

@@ -11,6 +11,24 @@ export interface Window {
   cut: boolean;
 }
 
+/**
+ * What a source's time format can say of an instant (sources/time.ts boundPrecision): a
+ * bound is sent as text that the upstream reads as `floor(at)`, never later than `at`.
+ */
+export interface Precision {
+  /** The unit of the format, in ms (1000 for unix seconds, 60 000 for a pattern in minutes). */
+  step: number;
+  /** The instant the upstream reads for a bound sent for `at`: at most `at`. */
+  floor(at: number): number;
+}
+
+/** A format whose bounds are whole multiples of `step` ms since the epoch (1 = exact). */
+export function stepPrecision(step: number): Precision {
+  return { step, floor: step === 1 ? Math.floor : (at) => Math.floor(at / step) * step };
+}
+
+const EXACT = stepPrecision(1);
+
 export interface WindowPlan {
   checkpoint: number;
   overlap: number;
@@ -18,21 +36,39 @@ export interface WindowPlan {
   maxWindow: number | undefined;
   bounded: boolean;
   now: number;
-  /** The source's time step in ms: a bounded end is floored to it, so it is sent exactly. */
-  precision?: number;
+  /** The source's time format: every bound is floored to what it can send. */
+  precision?: Precision;
 }
 
-/** Plans the next window from the checkpoint: `from = C − overlap`, `to = min(from + max_window, T)`. */
+/**
+ * Plans the next window from the checkpoint: `from = C − overlap`, `to = min(from +
+ * max_window, T)` for a bounded source, `T` otherwise. Both bounds are what the upstream
+ * reads for the text it is sent (`precision`), floored, never rounded up: C may reach `to`
+ * (R1), so `to` must be what the upstream was sent, and `from` is where it answers from.
+ */
 export function planWindow(plan: WindowPlan): Window {
-  const from = plan.checkpoint - plan.overlap;
-  const step = plan.precision ?? 1;
-  // Floored, never rounded up: C may reach `to`, so `to` must be what the upstream was sent.
-  const floor = (at: number) => Math.floor(at / step) * step;
-  const cut =
-    plan.bounded && plan.maxWindow !== undefined && from + plan.maxWindow < floor(plan.now);
-  const end = cut ? from + (plan.maxWindow ?? 0) : plan.now;
-  const to = plan.bounded ? floor(end) : end;
-  return { from, to: Math.max(from, to), bounded: plan.bounded, startedAt: plan.now, cut };
+  const precision = plan.precision ?? EXACT;
+  const start = plan.checkpoint - plan.overlap;
+  const from = precision.floor(start);
+  const planned = { from, bounded: plan.bounded, startedAt: plan.now };
+  if (!plan.bounded) return { ...planned, to: plan.now, cut: false };
+  const last = precision.floor(plan.now);
+  let to = last;
+  if (plan.maxWindow !== undefined && plan.maxWindow > 0) {
+    // A cut end read more than a unit earlier (a wall time the clocks show twice, read as
+    // its first occurrence) and no later than C is moved on until it reads past C: the
+    // window is longer than max_window, but its local bounds never invert and C moves.
+    const stride = Math.max(plan.maxWindow, precision.step);
+    for (let end = start + plan.maxWindow; end < last; end += stride) {
+      const at = precision.floor(end);
+      const pulledBack = at <= end - precision.step;
+      if (at > from && (!pulledBack || at > plan.checkpoint)) {
+        to = at;
+        break;
+      }
+    }
+  }
+  return { ...planned, to: Math.max(from, to), cut: to < last };
 }
 
 /**

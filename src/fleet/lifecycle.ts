@@ -14,6 +14,15 @@ export type PushOutcome =
   | { outcome: 'deleted' };
 
 /**
+ * A PUT's first step: the registry takes the runtime poller's config as its next version (or
+ * creates it) and issues it for an incarnation; refused while the name is being deleted.
+ * pushConfig then gives it to the object.
+ */
+export function beginPut(env: Env, name: string, config: unknown, labels: Record<string, string>) {
+  return registryOf(env).beginPut(name, config, labels, Date.now());
+}
+
+/**
  * Gives a poller's object the config the registry issued (`version` of `incarnation`), then
  * marks it active. An erased object refuses an incarnation it has a tombstone for, so a push
  * that lost a race with DELETE resurrects nothing (R14).

@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { demoRoutes } from '../demo/routes.ts';
 import { guarded, readRefusals } from './openapi/access.ts';
 import { apiRoutes } from './openapi/api-routes.ts';
-import { declareTokens, openApiDocument } from './openapi/document.ts';
+import { declareTokens, openApiDocument, servedDocument } from './openapi/document.ts';
 import { json } from './openapi/json.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { deadLetterRoutes } from './routes/dead-letters.ts';
@@ -48,7 +48,7 @@ app
   .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
   .route('/demo', demoRoutes)
-  .openapi(describe, (c) => c.json(documentOnce(), 200))
+  .openapi(describe, (c) => c.json(servedDocument(documentOnce(), new URL(c.req.url).origin), 200))
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();

@@ -1,5 +1,6 @@
 import { pollerExists } from '../catalog.ts';
-import { type FleetHealth, registryOf } from '../registry/registry.ts';
+import { fleetHealth } from '../fleet/lists.ts';
+import type { FleetHealth } from '../registry/registry.ts';
 
 /**
  * What the routes anyone may call without a token (/healthz, a nudge with a NUDGE_TOKEN) read
@@ -64,7 +65,7 @@ export function cachedFleetHealth(env: Env, limit: number, now = Date.now()): Pr
 
 /** The fleet's counts and the runtime pollers at fault, from the registry now. */
 export async function freshFleetHealth(env: Env, limit: number): Promise<FleetHealth> {
-  return registryOf(env).fleetHealth(limit);
+  return fleetHealth(env, limit);
 }
 
 /**

@@ -25,6 +25,7 @@ import type {
   PutSecretReply,
   QueuedDeadLetter,
   ReconcileReply,
+  RetryingUpdate,
   RunNowReply,
   SealedSecretListing,
   StorageStats,
@@ -242,6 +243,16 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
       alarmWrites: writes.alarms,
       ledgerRows: this.store.ledger.size(),
     };
+  }
+
+  async retryingUpdates(): Promise<RetryingUpdate[]> {
+    // At most MAX_RETRYING per stream (engine/retrying.ts): small enough for one answer.
+    return this.store.retryingVersions().map(({ key, id, versionMs, attempts }) => ({
+      key,
+      id,
+      version_ms: versionMs,
+      attempts,
+    }));
   }
 
   async deadLetters(limit: number, cursor?: string): Promise<DeadLetterPage> {

@@ -59,6 +59,16 @@ export interface IssuedConfig {
   incarnation: number;
 }
 
+/** An update stored as failing (R19): every run retries it until it is delivered or a dead letter. */
+export interface RetryingUpdate {
+  /** Its idempotency key: a delete's ends in `:deleted` (engine/idempotency.ts). */
+  key: string;
+  id: string;
+  version_ms: number;
+  /** 0: held behind an older version of its id, not tried yet. */
+  attempts: number;
+}
+
 /** One page of dead letters, oldest first; `next_cursor` continues it. */
 export interface DeadLetterPage {
   items: DeadLetterView[];
@@ -146,6 +156,8 @@ export interface PollerRpc {
   ): Promise<CheckpointResult | OtherLife>;
   /** What the object has written to storage since it started, for cost checks. */
   storageStats(): Promise<StorageStats>;
+  /** The updates stored as failing and retried by every run (R19), oldest version first. */
+  retryingUpdates(): Promise<RetryingUpdate[]>;
   /** Dead letters, oldest first, a page at a time. */
   deadLetters(limit: number, cursor?: string): Promise<DeadLetterPage>;
   /** Delivers a dead letter again now, holding the lease meanwhile; success removes it. */

@@ -15,7 +15,7 @@ import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { fetchRecordById } from '../sources/fetch-record.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
-import { precisionOf } from '../sources/time.ts';
+import { boundPrecision } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
 import type { OwnSecrets, OwnSecretValues } from './own-secrets.ts';
 import { reconnectStep, refreshSecretOf } from './refresh-secret.ts';
@@ -145,7 +145,7 @@ export function wirePoller(
     now,
     random: Math.random,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    precision: precisionOf(config.source.time_format),
+    precision: boundPrecision(config.source.time_format, config.source.time_zone),
     schedule: scheduleOf(name, config),
     // Tokens an authorizer learned at run time are secrets too.
     redact: (text) => redact(text, auth ? [...secrets, ...auth.learned()] : secrets),

@@ -4,23 +4,25 @@ import type { PollerConfig, SourceConfig } from '../config/schema.ts';
  * The source configs of the endpoints beside the main stream, read with the same HttpSource:
  * the deletions stream (`source.deletions`) and the reconciliation listing (`reconcile`).
  * What they leave out is the main source's (headers, time format, timeouts, body limit);
- * their own `params` are not.
+ * their own `params`, `method` and `body` are not: they describe the endpoint's request.
  */
 
 /** `source.deletions` as a source whose records are deletes, versioned by `deleted_at`. */
 export function deletionsSource(source: SourceConfig): SourceConfig | null {
   const deletions = source.deletions;
   if (deletions === undefined) return null;
-  const { to_param, sorted, deletions: _, deleted: __, ...shared } = source;
+  const { to_param, sorted, deletions: _, deleted: __, body: ___, from_param, ...shared } = source;
   return {
     ...shared,
     url: deletions.url,
-    from_param: deletions.from_param ?? source.from_param,
+    ...optional('from_param', deletions.from_param ?? from_param),
     ...optional('to_param', deletions.to_param ?? to_param),
     items: deletions.items ?? source.items,
     id: deletions.id ?? source.id,
     updated_at: deletions.deleted_at,
     params: deletions.params,
+    method: deletions.method,
+    ...optional('body', deletions.body),
     ...optional('sorted', deletions.sorted ?? sorted),
     next: deletions.next ?? source.next,
   };
@@ -34,7 +36,7 @@ export function deletionsSource(source: SourceConfig): SourceConfig | null {
 export function listingSource(config: PollerConfig): SourceConfig | null {
   const { reconcile, source } = config;
   if (reconcile === undefined) return null;
-  const { to_param: _, sorted: __, deletions: ___, ...shared } = source;
+  const { to_param: _, sorted: __, deletions: ___, body: ____, ...shared } = source;
   return {
     ...shared,
     url: reconcile.url,
@@ -43,6 +45,8 @@ export function listingSource(config: PollerConfig): SourceConfig | null {
     id: reconcile.id ?? source.id,
     updated_at: reconcile.updated_at ?? '',
     params: reconcile.params,
+    method: reconcile.method,
+    ...optional('body', reconcile.body),
     next: reconcile.next ?? source.next,
   };
 }

@@ -1,7 +1,7 @@
 import { fromTemplate, type Reference } from '../config/interpolate.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import type { Window } from '../engine/window.ts';
-import { pageUrl } from './paging/index.ts';
+import { pageDraft } from './request/build.ts';
 
 /**
  * Page URLs as they are shown in errors, status and logs: built from the config as written,
@@ -23,7 +23,7 @@ export function displayUrl(
   });
   return (window, cursor) => {
     try {
-      return show(pageUrl(display, window, cursor).toString());
+      return show(pageDraft(display, window, cursor).url.toString());
     } catch {
       return show(String(cursor));
     }

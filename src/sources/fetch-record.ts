@@ -4,28 +4,30 @@ import { startDeadline, TIMED_OUT } from '../deadline.ts';
 import type { FetchById } from '../engine/reconcile-ports.ts';
 import type { Authorize, Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
-import { fetchUrl } from './fetch-url.ts';
+import { type FetchTable, fetchBody, fetchUrl } from './fetch-url.ts';
 import type { HttpFetch } from './http-source.ts';
 import { fetchFailure } from './network-error.ts';
 import { readBody } from './read-body.ts';
+import { baseHeaders, type RequestDraft, requestOf, shownDraft } from './request/draft.ts';
 
 /**
- * `reconcile.fetch`: one record by id, GET the URL with `{id}` in its path (percent-encoded:
- * sources/fetch-url.ts), with the source's headers and source.auth (the schema keeps the URL on source.url's
+ * `reconcile.fetch`: one record by id, the URL with `{id}` in its path (percent-encoded:
+ * sources/fetch-url.ts) or a POST with `{id}` in its body, with the source's headers and source.auth (the schema keeps the URL on source.url's
  * origin; a redirect is not followed). A 404 or 410 says it is gone since the listing: null,
  * nothing to upsert, and a delete confirmed. An id that would change the path is not asked
  * for (`unaddressable`): a 404 of another path must not confirm its delete.
  */
 export function fetchRecordById(
-  template: string,
+  fetch: string | FetchTable,
   source: SourceConfig,
   fetcher: HttpFetch,
   secrets: readonly string[],
   auth?: Authorizer,
 ): FetchById {
-  const base = { accept: 'application/json', ...source.headers };
+  const table = typeof fetch === 'string' ? { url: fetch, method: 'GET' as const } : fetch;
+  const headers = baseHeaders(source.headers);
   return async (id) => {
-    const url = fetchUrl(template, id);
+    const url = fetchUrl(table.url, id);
     if (url === null) {
       return {
         ok: false,
@@ -33,12 +35,16 @@ export function fetchRecordById(
         error: `the id ${JSON.stringify(id)} cannot be put in reconcile.fetch's path`,
       };
     }
-    const shown = `GET ${redact(url, secrets)}`;
+    const draft: RequestDraft = {
+      method: table.method,
+      url: new URL(url),
+      headers,
+      body: table.body === undefined ? undefined : fetchBody(table.body, id),
+    };
+    const shown = redact(shownDraft(draft, url), secrets);
     const deadline = startDeadline(source.timeout);
     const send = async (authorize: Authorize) => {
-      const request = await authorize(
-        new Request(url, { headers: base, redirect: 'manual', signal: deadline.signal }),
-      );
+      const request = await authorize(requestOf(draft, { signal: deadline.signal }));
       return Promise.race([fetcher(request), deadline.expired]);
     };
     try {

@@ -8,10 +8,13 @@
 /** Stands for `{id}` while the template is parsed: letters only, so the parser keeps it as is. */
 const SLOT = 'tidemarkfetchidslot';
 
-/** Why `template` cannot be reconcile.fetch, or undefined. */
-export function fetchTemplateProblem(template: string): string | undefined {
+/** Why `template` cannot be reconcile.fetch, or undefined; `inBody`: the body holds `{id}`. */
+export function fetchTemplateProblem(template: string, inBody = false): string | undefined {
   const example = '(e.g. "https://api.example.com/tickets/{id}")';
-  if (!template.includes('{id}')) return `must be a URL with {id} in it ${example}`;
+  if (!template.includes('{id}')) {
+    if (inBody && URL.canParse(template)) return undefined;
+    return `must be a URL with {id} in it ${example}`;
+  }
   const filled = template.replaceAll('{id}', SLOT);
   if (!URL.canParse(filled)) return `must be a URL with {id} in it ${example}`;
   const url = new URL(filled);
@@ -32,4 +35,61 @@ export function fetchUrl(template: string, id: string): string | null {
   const path = url.pathname.replaceAll(SLOT, encodeURIComponent(id));
   url.pathname = path;
   return url.pathname === path ? url.href : null;
+}
+
+/** `reconcile.fetch` as a table: `{ url, method, body }`. */
+export interface FetchTable {
+  url: string;
+  method: 'GET' | 'POST';
+  body?: unknown;
+}
+
+/**
+ * Why a `reconcile.fetch` table cannot fetch by id, or undefined: `{id}` must be in the
+ * URL's path or in a string of the body (a JSON string there: an id cannot change its shape).
+ */
+export function fetchTableProblem(
+  table: FetchTable,
+): { path: string[]; message: string } | undefined {
+  const inBody = table.body !== undefined && bodyHolds(table.body, ID);
+  const problem = fetchTemplateProblem(table.url, inBody);
+  if (problem !== undefined) {
+    return { path: ['url'], message: inBody ? problem : `${problem}, or {id} in body` };
+  }
+  if (table.body !== undefined && table.method === 'GET') {
+    return {
+      path: ['method'],
+      message:
+        'is "GET", which sends no body, but reconcile.fetch.body is set: set method = "POST"',
+    };
+  }
+  return undefined;
+}
+
+const ID = '{id}';
+
+function bodyHolds(value: unknown, text: string): boolean {
+  if (typeof value === 'string') return value.includes(text);
+  if (Array.isArray(value)) return value.some((item) => bodyHolds(item, text));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).some((item) => bodyHolds(item, text));
+  }
+  return false;
+}
+
+/** The body that fetches `id`: `{id}` in each of its strings replaced by the id, as text. */
+export function fetchBody(body: unknown, id: string): unknown {
+  if (typeof body === 'string') return body.replaceAll(ID, id);
+  if (Array.isArray(body)) return body.map((item) => fetchBody(item, id));
+  if (body !== null && typeof body === 'object') {
+    return Object.fromEntries(
+      Object.entries(body).map(([key, item]) => [key, fetchBody(item, id)]),
+    );
+  }
+  return body;
+}
+
+/** `reconcile.fetch`'s URL, as a string or as a table's `url`. */
+export function fetchUrlOf(fetch: string | { url: string } | undefined): string | undefined {
+  return typeof fetch === 'object' ? fetch.url : fetch;
 }

@@ -8,16 +8,13 @@ import type { Authorize, Authorizer } from './auth/authorizer.ts';
 import { sendAuthorized } from './auth/send.ts';
 import { readPath } from './dot-path.ts';
 import { fetchFailure } from './network-error.ts';
-import {
-  type NextPathMemo,
-  nextPage,
-  nextPathSighting,
-  pageUrl,
-  windowUrl,
-} from './paging/index.ts';
+import { pageErrors } from './page-errors.ts';
+import { type NextPathMemo, nextPage, nextPathSighting } from './paging/index.ts';
 import { readRateLimit } from './rate-limit.ts';
 import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';
+import { pageDraft, windowDraft } from './request/build.ts';
+import { type RequestDraft, requestOf, shownDraft } from './request/draft.ts';
 import { measureSkew } from './skew.ts';
 
 /** How requests leave the Worker: global fetch, or a service binding's fetch. */
@@ -42,16 +39,19 @@ const HOUR = 3_600_000;
 /** Same-origin redirects followed per request; a chain longer than this is an upstream fault. */
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** The redirects that keep a request's method and body (RFC 9110): the only ones a POST follows. */
+const KEEPS_METHOD = new Set([307, 308]);
 
 type Fetched = { ok: true; response: Response; url: URL } | { ok: false; page: PageResult };
 
-/** The HTTP source: GET `url` with the window in query parameters, page by page. */
+/**
+ * The HTTP source: each page's request (sources/request/: `url`, `params`, `method`, `body`,
+ * the window's bounds and the paging style's value), sent and read, page by page.
+ */
 export class HttpSource implements Source {
   private readonly maxRateLimitWait: number;
-  /** Every request's headers: the same for each page. */
-  private readonly headers: Record<string, string>;
-  /** The last window's URL without its page parameter: built once, not once per page. */
-  private lastWindow: { window: Window; href: string } | undefined;
+  /** The last window's request without its page's step: built once, not once per page. */
+  private lastWindow: { window: Window; draft: RequestDraft } | undefined;
   /** One timer for the pages in flight (the look-ahead), not one per page. */
   private readonly deadlines: DeadlineClock;
 
@@ -63,7 +63,6 @@ export class HttpSource implements Source {
     private readonly options: HttpSourceOptions = {},
   ) {
     this.maxRateLimitWait = options.maxRateLimitWait ?? HOUR;
-    this.headers = { accept: 'application/json', ...config.headers };
     this.deadlines = new DeadlineClock(config.timeout);
   }
 
@@ -79,31 +78,31 @@ export class HttpSource implements Source {
     // The page as errors and logs show it, secrets redacted: built only when one needs it.
     let shownText: string | undefined;
     const shown = () => {
-      shownText ??= `GET ${this.shownUrl(window, cursor)}`;
+      shownText ??= shownDraft(this.config, this.shownUrl(window, cursor));
       return shownText;
     };
-    let url: URL;
+    let draft: RequestDraft;
     try {
-      url = pageUrl(this.config, window, cursor, this.windowHref(window));
+      draft = pageDraft(this.config, window, cursor, this.windowDraft(window));
     } catch {
       return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
     const deadline = this.deadlines.start(cancel);
     try {
-      return await this.fetchWithin(url, shown, cursor, deadline);
+      return await this.fetchWithin(draft, shown, cursor, deadline);
     } finally {
       deadline.clear();
     }
   }
 
   private async fetchWithin(
-    first: URL,
+    draft: RequestDraft,
     shown: () => string,
     cursor: string | null,
     deadline: Deadline,
   ): Promise<PageResult> {
     const sentAt = this.now();
-    const fetched = await this.follow(first, shown, deadline);
+    const fetched = await this.follow(draft, shown, deadline);
     if (!fetched.ok) return fetched.page;
     const { response, url } = fetched;
     const body = await readBody(response, this.config.max_body, deadline);
@@ -115,12 +114,17 @@ export class HttpSource implements Source {
       this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: this.redact(note) });
     }
     const text = body.ok ? body.text : '';
-    const failure = (kind: UpstreamFailureKind, what: string): PageResult => ({
+    /** A failed page, shown with the start of its body, or of what `quoted` says the body said. */
+    const failure = (
+      kind: UpstreamFailureKind,
+      what: string,
+      quoted = { what: 'body', text },
+    ): PageResult => ({
       ok: false,
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
       // and only here, on a failure: a good page's body is never scanned for secrets.
-      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; body ${JSON.stringify(this.redact(text).slice(0, SNIPPET))}` : ''}`,
+      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(this.redact(quoted.text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
@@ -158,6 +162,16 @@ export class HttpSource implements Source {
     } catch {
       return failure('bad_response', ' but the body is not JSON');
     }
+    const errors = pageErrors(parsed, this.config.errors);
+    if (errors !== null) {
+      // Retried like a 5xx. An upstream that tells a rate limit in the body may also send the
+      // quota's headers (GitHub's x-ratelimit-*): then it is one, waiting for their reset.
+      const kind = limit.notBefore === undefined ? 'transient' : 'rate_limited';
+      return failure(kind, ` but the page reports errors at "${this.config.errors}"`, {
+        what: 'the upstream says',
+        text: errors,
+      });
+    }
     const items = readPath(parsed, this.config.items);
     if (!Array.isArray(items)) {
       const where = this.config.items === '' ? 'the body' : `"${this.config.items}"`;
@@ -191,10 +205,14 @@ export class HttpSource implements Source {
    * following redirects by hand: the configured headers (credentials) go to source.url's
    * origin only, so a redirect elsewhere is refused, never followed.
    */
-  private async follow(start: URL, shown: () => string, deadline: Deadline): Promise<Fetched> {
+  private async follow(
+    draft: RequestDraft,
+    shown: () => string,
+    deadline: Deadline,
+  ): Promise<Fetched> {
     const sent = await sendAuthorized(
       this.options.auth,
-      (authorize) => this.followFrom(start, shown, deadline, authorize),
+      (authorize) => this.followFrom(draft, shown, deadline, authorize),
       (fetched) => (fetched.ok ? fetched.response : null),
     );
     if (sent.ok) return sent.sent;
@@ -204,19 +222,17 @@ export class HttpSource implements Source {
   }
 
   private async followFrom(
-    start: URL,
+    draft: RequestDraft,
     shown: () => string,
     deadline: Deadline,
     authorize: Authorize,
   ): Promise<Fetched> {
-    let url = start;
+    let url = draft.url;
     for (let hop = 0; ; hop += 1) {
       let response: Response;
       try {
         // source.auth sets its credential on each hop's request (a header, a query parameter).
-        const request = await authorize(
-          new Request(url, { headers: this.headers, redirect: 'manual', signal: deadline.signal }),
-        );
+        const request = await authorize(requestOf(draft, { url, signal: deadline.signal }));
         const sent = this.fetcher(request);
         const answer = await Promise.race([sent, deadline.expired]);
         if (answer === TIMED_OUT) throw new DOMException('timed out', 'TimeoutError');
@@ -245,6 +261,14 @@ export class HttpSource implements Source {
         page: { ok: false, kind, error: `${shown()}: HTTP ${response.status} redirect ${why}` },
       });
       if (target === null) return redirected('bad_response', 'without a usable Location header');
+      // A 301, 302 or 303 turns a POST into a GET without its body, which would ask for
+      // something else than the window: not followed.
+      if (draft.method === 'POST' && !KEEPS_METHOD.has(response.status)) {
+        return redirected(
+          'misconfigured',
+          `to ${this.redact(target.toString())}, which would turn the POST into a GET without its body (only 307 and 308 keep them): set source.url to the final address`,
+        );
+      }
       const origin = new URL(this.config.url).origin;
       if (target.origin !== origin) {
         return redirected(
@@ -262,17 +286,17 @@ export class HttpSource implements Source {
     }
   }
 
-  private windowHref(window: Window): string {
+  private windowDraft(window: Window): RequestDraft {
     if (this.lastWindow?.window !== window) {
-      this.lastWindow = { window, href: windowUrl(this.config, window).href };
+      this.lastWindow = { window, draft: windowDraft(this.config, window) };
     }
-    return this.lastWindow.href;
+    return this.lastWindow.draft;
   }
 
   private shownUrl(window: Window, cursor: string | null): string {
     if (this.options.displayUrl) return this.redact(this.options.displayUrl(window, cursor));
     try {
-      return this.redact(pageUrl(this.config, window, cursor).toString());
+      return this.redact(pageDraft(this.config, window, cursor).url.toString());
     } catch {
       return this.redact(String(cursor));
     }

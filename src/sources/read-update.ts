@@ -3,12 +3,13 @@ import type { MalformedRecord, Update } from '../engine/ports.ts';
 import { readPath } from './dot-path.ts';
 import { parseTimestamp } from './time.ts';
 
-const FORMATS = {
+const FORMATS: Record<string, string> = {
   auto: 'an ISO 8601 time or epoch number',
   iso: 'an ISO 8601 time (updated_at_format = "iso")',
+  iso_seconds: 'an ISO 8601 time (updated_at_format = "iso_seconds")',
   unix: 'epoch seconds (updated_at_format = "unix")',
   unix_ms: 'epoch milliseconds (updated_at_format = "unix_ms")',
-} as const;
+};
 
 /** Turns one upstream record into an update, or says why it cannot be read. */
 export function readUpdate(record: unknown, config: SourceConfig): Update | MalformedRecord {
@@ -21,10 +22,10 @@ export function readUpdate(record: unknown, config: SourceConfig): Update | Malf
   // A listing without reconcile.updated_at: ids only, every one at no known version.
   if (config.updated_at === '') return { id: String(id), version: '', versionMs: 0, record };
   const updatedAt = readPath(record, config.updated_at);
-  const versionMs = parseTimestamp(updatedAt, config.updated_at_format);
+  const versionMs = parseTimestamp(updatedAt, config.updated_at_format, config.time_zone);
   if (versionMs === undefined || (typeof updatedAt !== 'string' && typeof updatedAt !== 'number')) {
     return {
-      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not ${FORMATS[config.updated_at_format]}`,
+      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not ${FORMATS[config.updated_at_format] ?? `a time in the pattern "${config.updated_at_format}" (updated_at_format)`}`,
       raw: record,
     };
   }

@@ -1,16 +1,34 @@
-export type TimeFormat = 'iso' | 'unix' | 'unix_ms';
+import { type Precision, stepPrecision } from '../engine/window.ts';
+import { DAY_MS, daysFromCivil } from './calendar.ts';
+import { compilePattern, type TimePattern } from './time-pattern.ts';
+import { timeZone } from './time-zone.ts';
 
 /**
- * Formats a window bound for the upstream. Seconds are floored, never rounded up: a start
- * rounded up would skip the updates of its first fraction of a second.
+ * How a window bound is sent (`source.time_format`): `iso` (milliseconds, `Z`),
+ * `iso_seconds` (whole seconds, `Z`: SOQL literals), `unix` (seconds), `unix_ms`, or a
+ * pattern such as `"yyyy/MM/dd HH:mm"` (sources/time-pattern.ts), written in a time zone.
  */
-export function formatTime(ms: number, format: TimeFormat): string {
+export type TimeFormat = string;
+
+/** How an updated_at is read (`source.updated_at_format`): `auto`, or a time format. */
+export type TimestampFormat = string;
+
+/** The time formats that are words, not patterns. */
+export const TIME_FORMAT_WORDS = ['iso', 'iso_seconds', 'unix', 'unix_ms'] as const;
+const WORDS: ReadonlySet<string> = new Set(['auto', ...TIME_FORMAT_WORDS]);
+
+/**
+ * Formats a window bound for the upstream, in `zone` (an IANA name) for a pattern. Floored to
+ * the format's precision, never rounded up: a start rounded up would skip the updates of its
+ * first fraction; an end is floored beforehand (boundPrecision), so it is sent exactly.
+ */
+export function formatTime(ms: number, format: TimeFormat, zone = 'UTC'): string {
   if (format === 'unix') return String(Math.floor(ms / 1000));
   if (format === 'unix_ms') return String(Math.floor(ms));
-  return new Date(ms).toISOString();
+  if (format === 'iso') return new Date(ms).toISOString();
+  if (format === 'iso_seconds') return `${new Date(ms).toISOString().slice(0, -5)}Z`;
+  return patternOf(format).format(ms, timeZone(zone));
 }
-
-export type TimestampFormat = 'auto' | 'iso' | 'unix' | 'unix_ms';
 
 /** Epoch numbers below this are seconds, above it milliseconds (1e11 s is the year 5138). */
 const SECONDS_LIMIT = 1e11;
@@ -20,15 +38,21 @@ const EPOCH = /^\d+(\.\d+)?$/;
 
 /**
  * Parses an updated_at to epoch ms, or undefined when it is not one.
- * - `iso`: an ISO 8601 string with `Z` or an offset, with or without fractions;
+ * - `iso` (or `iso_seconds`): an ISO 8601 string with `Z` or an offset, with or without fractions;
  * - `unix` / `unix_ms`: epoch seconds / milliseconds, as a number or a numeric string;
  * - `auto` (default): an ISO string, or an epoch number taken as seconds below 1e11 and as
- *   milliseconds above (1e11 s is the year 5138; 1e11 ms is 1973).
+ *   milliseconds above (1e11 s is the year 5138; 1e11 ms is 1973);
+ * - a pattern: a string in it, read in `zone` unless the pattern has an offset (X).
  */
 export function parseTimestamp(
   value: unknown,
   format: TimestampFormat = 'auto',
+  zone = 'UTC',
 ): number | undefined {
+  // `auto`, the default, first: this runs for every record.
+  if (format !== 'auto' && !WORDS.has(format)) {
+    return typeof value === 'string' ? patternOf(format).parse(value, timeZone(zone)) : undefined;
+  }
   // The common case first: the canonical ISO form, which no epoch string matches.
   if (typeof value === 'string' && format !== 'unix' && format !== 'unix_ms') {
     const canonical = canonicalUtc(value);
@@ -41,7 +65,7 @@ export function parseTimestamp(
         ? Number(value)
         : undefined;
   if (epoch !== undefined) {
-    if (!Number.isFinite(epoch) || format === 'iso') return undefined;
+    if (!Number.isFinite(epoch) || format === 'iso' || format === 'iso_seconds') return undefined;
     if (format === 'unix') return Math.floor(epoch * 1000);
     if (format === 'unix_ms') return Math.floor(epoch);
     return Math.abs(epoch) < SECONDS_LIMIT ? Math.floor(epoch * 1000) : Math.floor(epoch);
@@ -93,26 +117,57 @@ function canonicalUtc(text: string): number | undefined {
   // NaN (a character that is not a digit) fails every one of these.
   if (!(month >= 1 && month <= 12 && day >= 1 && day <= 28)) return undefined;
   if (!(hour <= 23 && minute <= 59 && second <= 59 && ms >= 0 && year >= 1000)) return undefined;
-  return daysFromCivil(year, month, day) * DAY + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
+  return (
+    daysFromCivil(year, month, day) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + ms
+  );
 }
-
-const DAY = 86_400_000;
 
 /**
- * Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil):
- * integer arithmetic, where Date.UTC is a call into the runtime for every record.
+ * The precision of a time format, in ms: the unit of its smallest field (1000 for `unix` and
+ * `iso_seconds`, 60 000 for `"yyyy/MM/dd HH:mm"`, 1 for `iso`, `unix_ms` and `auto`).
  */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
-  const dayOfEra =
-    yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
+export function precisionOf(format: TimeFormat | TimestampFormat): number {
+  if (format === 'unix' || format === 'iso_seconds') return 1000;
+  if (WORDS.has(format)) return 1;
+  const pattern = compilePattern(format);
+  return 'error' in pattern ? 1 : pattern.precision;
 }
 
-/** The precision of a time format's bounds, in ms: a window end must be sendable exactly. */
-export function precisionOf(format: TimeFormat): number {
-  return format === 'unix' ? 1000 : 1;
+/**
+ * What the upstream reads for a bound sent in `format`: the instant the text sent denotes,
+ * the bound floored to the format's precision in its zone, and a wall time the clocks show
+ * twice read as its first occurrence. The engine plans windows on it (R1: the checkpoint
+ * never passes a bound the upstream was not sent).
+ */
+export function boundPrecision(format: TimeFormat, zone = 'UTC'): Precision {
+  const step = precisionOf(format);
+  if (WORDS.has(format)) return stepPrecision(step);
+  const pattern = patternOf(format);
+  const tz = timeZone(zone);
+  // What is sent, read back: exactly what the upstream is asked for.
+  return {
+    step,
+    floor: (at) => pattern.parse(pattern.format(at, tz), tz) ?? Math.floor(at / step) * step,
+  };
+}
+
+/**
+ * Why a `time_format` (or, with `auto`, an `updated_at_format`) is not one, or undefined:
+ * for the config's checks, which run before any formatTime or parseTimestamp.
+ */
+export function timeFormatProblem(format: string, stamps = false): string | undefined {
+  if (WORDS.has(format) && (stamps || format !== 'auto')) return undefined;
+  const words = [...(stamps ? ['auto'] : []), ...TIME_FORMAT_WORDS].join(', ');
+  if (format === 'auto')
+    return `"auto" reads stamps only: a bound is sent as one of ${TIME_FORMAT_WORDS.join(', ')} or a pattern`;
+  const pattern = compilePattern(format);
+  return 'error' in pattern
+    ? `"${format}" is not one of ${words}, nor a pattern: it ${pattern.error}`
+    : undefined;
+}
+
+function patternOf(format: string): TimePattern {
+  const pattern = compilePattern(format);
+  if ('error' in pattern) throw new Error(`time format "${format}" ${pattern.error}`);
+  return pattern;
 }

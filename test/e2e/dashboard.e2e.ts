@@ -8,7 +8,8 @@
  * always refuses, so that a 390 px phone has dead letters (and their buttons) to show. Every
  * wait is on a condition, with a timeout.
  *
- * Screenshots (test-results/, git-ignored): dashboard.png (the overview), dashboard-poller.png,
+ * Screenshots (test-results/, git-ignored): dashboard-token.png (before a token),
+ * dashboard.png (the overview), dashboard-poller.png,
  * dashboard-discard.png (the reason dialog), dashboard-390.png, dashboard-poller-390.png and
  * dashboard-dead-letters-390.png (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
  * filtered by label and state), dashboard-fleet-390.png, and dashboard-reconcile-390.png (held
@@ -62,6 +63,9 @@ const records = [1, 2, 3].map((n) => ({
   id: `e2e-${n}`,
   updated_at: new Date(started - (10 - n) * 60_000).toISOString(),
 }));
+/** What the failing upstream says: long enough that the dashboard cuts the run's error. */
+const UPSTREAM_DOWN =
+  'upstream down (e2e): the sessions cluster is being moved to new hardware; every request is refused until the move is over, retry later (end of message)';
 let upstreamFails = true;
 let receiverFails = true;
 const fake: Server = createServer((request, response) => {
@@ -69,7 +73,7 @@ const fake: Server = createServer((request, response) => {
   request.resume();
   if (url.pathname === '/items' && upstreamFails) {
     response.writeHead(503, { 'content-type': 'text/plain' });
-    response.end('upstream down (e2e)');
+    response.end(UPSTREAM_DOWN);
   } else if (url.pathname === '/items') {
     const since = Date.parse(url.searchParams.get('since') ?? '');
     const items = records.filter((record) => Date.parse(record.updated_at) >= since);
@@ -256,11 +260,16 @@ try {
     if (!csp.includes("frame-ancestors 'none'") || !csp.includes("default-src 'none'"))
       throw new Error(`the dashboard is served without its Content-Security-Policy ("${csp}")`);
 
+    // --- Before a token: the token form and nothing else -------------------------------
+    await onlyTheTokenForm(page);
+    await shot(page, 'dashboard-token.png');
+
     // --- The overview: run, pause, resume, notices in words -----------------------------
     await page.fill('#token', ADMIN_TOKEN);
     await page.click('#login button[type="submit"]');
     const demo = page.locator('tr[data-poller="demo_sessions"]');
     await demo.waitFor({ timeout: 15_000 });
+    await accessSays(page, /^Using ADMIN_TOKEN: you can run/);
     await page.locator(`tr[data-poller="${LETTERS}"]`).waitFor({ timeout: 15_000 });
     step('the dashboard lists demo_sessions and e2e_letters');
     if ((await page.evaluate(() => location.href)).includes(ADMIN_TOKEN))
@@ -287,6 +296,11 @@ try {
     const row = (await demo.textContent()) ?? '';
     if (/paused/.test(row)) throw new Error(`after Resume the row still says paused: ${row}`);
     step('"Pause" then "Resume": "demo_sessions resumed", and no stale "paused" in its row');
+    // demo_sessions lags by seconds, under an alert_after of 5m (wrangler.toml).
+    await lagAxisFitsTheLag(
+      page.locator('figure:has(a[href="/dashboard/pollers/demo_sessions"]) svg.chart'),
+      5 * 60,
+    );
 
     await page.fill('#token', STATUS_TOKEN);
     await page.click('#login button[type="submit"]');
@@ -299,6 +313,7 @@ try {
     );
     await demo.waitFor({ timeout: 15_000 });
     step('a new token clears the last notice');
+    await accessSays(page, /^Using STATUS_TOKEN: read only/);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click('#login button[type="submit"]');
 
@@ -336,6 +351,8 @@ try {
     ]) {
       await page.locator(selector).first().waitFor({ timeout: 5_000 });
     }
+    await failedRunError(page);
+    await auditInWords(page);
     const config = (await page.locator('pre.config').textContent()) ?? '';
     if (!config.includes('${WEBHOOK_SECRET}') || config.includes('whsec_'))
       throw new Error(`the config shows a secret instead of \${WEBHOOK_SECRET}:\n${config}`);
@@ -402,6 +419,16 @@ try {
     await refusedPoller();
     await page.setViewportSize({ width: 390, height: 844 });
     await noHorizontalOverflow(page, 'the poller page');
+    await onScreen(
+      page,
+      page.locator('table.runs tr.run-error.failed p.full'),
+      'the full error, at 390 px',
+    );
+    await onScreen(
+      page,
+      page.locator('table.runs tr.run.failed td'),
+      "the failed run's cells, at 390 px",
+    );
     await shot(page, 'dashboard-poller-390.png');
     await page.click('h1 a');
     await demo.waitFor({ timeout: 15_000 });
@@ -662,7 +689,80 @@ async function reconciliation(page: Page): Promise<void> {
   await held.waitFor({ state: 'detached', timeout: 15_000 });
   await section.locator('dd', { hasText: 'its changes delivered' }).waitFor({ timeout: 15_000 });
   step('after the confirm the held deletes are gone and the last listing delivered');
+  await auditInWords(page);
   await shot(page, 'dashboard-reconcile.png');
+}
+
+/**
+ * Before a token is given the page is its title and the token form (and the line asking for
+ * a token): no filter, pager, panel, banner, "Forget token" or which-token line.
+ */
+async function onlyTheTokenForm(page: Page): Promise<void> {
+  const shown = await page.evaluate(() =>
+    Array.from(document.body.children)
+      .filter((element) => element.checkVisibility() && (element.textContent ?? '').trim() !== '')
+      .map((element) => element.id || element.tagName.toLowerCase()),
+  );
+  if (shown.join(' ') !== 'h1 login message')
+    throw new Error(`before a token the page shows ${shown.join(', ')}`);
+  if (await page.locator('#forget').isVisible())
+    throw new Error('"Forget token" is shown before a token is given');
+  step(`before a token the page shows only the token form: ${shown.join(', ')}`);
+}
+
+/** Waits until the page says which token is in use, in these words. */
+async function accessSays(page: Page, pattern: RegExp): Promise<void> {
+  await page.waitForFunction(
+    ([source]) => new RegExp(source).test(document.getElementById('access')?.textContent ?? ''),
+    [pattern.source] as const,
+    { timeout: 15_000 },
+  );
+  step(`the page says: "${await page.locator('#access').textContent()}"`);
+}
+
+/**
+ * The failed run's error on its own row under the run: decoded (the page URL's `%3A` as
+ * `:`), cut, the whole of it on a click, and on screen at this width.
+ */
+async function failedRunError(page: Page): Promise<void> {
+  const row = page.locator('table.runs tr.run.failed + tr.run-error.failed').first();
+  await row.waitFor({ timeout: 15_000 });
+  const cut = (await row.locator('summary .cut').textContent()) ?? '';
+  if (cut.includes('%3A') || !/since=\d{4}-\d\d-\d\dT\d\d:\d\d/.test(cut))
+    throw new Error(`the failed run's error is not decoded: ${cut}`);
+  if (cut.includes('(end of message)')) throw new Error(`the long error is not cut: ${cut}`);
+  await onScreen(page, row.locator('summary'), "the failed run's error, cut");
+  await row.locator('summary').click();
+  const full = row.locator('p.full');
+  await full.waitFor({ state: 'visible', timeout: 5_000 });
+  const text = (await full.textContent()) ?? '';
+  if (!text.includes('(end of message)') || text.includes('%3A'))
+    throw new Error(`the whole error is not shown, decoded: ${text}`);
+  await onScreen(page, full, "the failed run's whole error");
+  step(`the failed run's error, decoded and whole after a click: "${text.slice(0, 90)}…"`);
+}
+
+/** The lag chart's axis fits the lag observed: far below alert_after, the axis tops out below it. */
+async function lagAxisFitsTheLag(chart: Locator, alertAfterSeconds: number): Promise<void> {
+  const ticks = await chart.locator('.lag-tick').allTextContents();
+  const top = ticks.at(-1) ?? '';
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[top.slice(-1)] ?? Number.NaN;
+  const seconds = Number.parseFloat(top) * unit;
+  if (!(seconds < alertAfterSeconds))
+    throw new Error(
+      `the lag axis tops out at ${top}, above alert_after: ticks ${ticks.join(', ')}`,
+    );
+  await chart.locator('.threshold.above').waitFor({ timeout: 5_000 });
+  step(`the lag axis tops out at ${top} (the lag seen), alert_after named above the chart`);
+}
+
+/** Every audit line is a sentence: no raw JSON (braces, brackets or quoted keys). */
+async function auditInWords(page: Page): Promise<void> {
+  const lines = await page.locator('ul.audit li').allTextContents();
+  if (lines.length === 0) throw new Error('no audit line on the page');
+  const raw = lines.filter((line) => /[{}[\]]|"\w+":/.test(line));
+  if (raw.length > 0) throw new Error(`audit lines in raw JSON:\n  ${raw.join('\n  ')}`);
+  step(`${lines.length} audit lines, each in words`);
 }
 
 async function waitFor(

@@ -14,6 +14,7 @@ import {
   authorizerOf,
 } from '../../src/sources/auth/index.ts';
 import { tokenEndpointOf } from '../../src/sources/auth/token-endpoint.ts';
+import { fetchRecordById } from '../../src/sources/fetch-record.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import {
   type AuthFake,
@@ -61,8 +62,13 @@ function configOf(fake: AuthFake, source: Record<string, unknown> = {}) {
 }
 
 /** The kind's source, wired as the poller wires it, over `world`. */
-function sourceOf(fake: AuthFake, world: AuthWorld, vault = new MemoryVault()) {
-  const entry = configOf(fake);
+function sourceOf(
+  fake: AuthFake,
+  world: AuthWorld,
+  vault = new MemoryVault(),
+  source: Record<string, unknown> = {},
+) {
+  const entry = configOf(fake, source);
   if (!entry.ok) throw new Error(entry.errors.join('\n'));
   const auth = entry.config.source.auth;
   if (auth === undefined) throw new Error('no source.auth');
@@ -85,7 +91,7 @@ function sourceOf(fake: AuthFake, world: AuthWorld, vault = new MemoryVault()) {
   if (typeof authorizer === 'string') throw new Error(authorizer);
   const http = new HttpSource(entry.config.source, fetch, secrets, now, { auth: authorizer });
   const upstream = () => requested.filter((request) => request.url.startsWith(UPSTREAM));
-  return { http, authorizer, upstream, clock };
+  return { http, authorizer, upstream, clock, fetch, config: entry.config, secrets };
 }
 
 /** Reads the window page by page as the engine does. */
@@ -315,5 +321,86 @@ describe('api_key in the query', () => {
     expect(sent.redirect).toBe('manual');
     expect(sent.headers.get('content-type')).toBe('application/json');
     expect(await sent.text()).toBe('{"after":"c1"}');
+  });
+});
+
+describe('api_key in the query of a request with a body', () => {
+  const key = authFakes.api_key.env.UPSTREAM_KEY;
+  const search = {
+    method: 'POST',
+    body: { filter: { since: '{from}' }, limit: 2 },
+    from_param: undefined,
+    next: { type: 'cursor', in: 'body', param: 'after', path: 'next_cursor' },
+  };
+
+  it("sends each page's POST, its body and a 307's hop with the key in the query", async () => {
+    const seen: { method: string; url: URL; body: string; type: string | null }[] = [];
+    const world: AuthWorld = {
+      ...(await authFakes.api_key.world()),
+      fetch: async (request) => {
+        const url = new URL(request.url);
+        seen.push({
+          method: request.method,
+          url,
+          body: await request.text(),
+          type: request.headers.get('content-type'),
+        });
+        if (url.searchParams.get('api_key') !== key) return new Response('no key', { status: 401 });
+        if (url.pathname === '/v1/items') {
+          return new Response(null, { status: 307, headers: { location: '/v2/items' } });
+        }
+        const after = JSON.parse(seen.at(-1)?.body ?? '{}').after;
+        return Response.json(
+          after === undefined
+            ? { items: [{ id: 'a', updated_at: '2026-03-01T10:01:00Z' }], next_cursor: 'c1' }
+            : { items: [{ id: 'b', updated_at: '2026-03-01T10:02:00Z' }], next_cursor: null },
+        );
+      },
+    };
+    const { http } = sourceOf(authFakes.api_key, world, new MemoryVault(), search);
+    const pages = await readWindow(http);
+    expect(pages.flatMap((page) => (page.ok ? page.updates.map((u) => u.id) : []))).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(seen.map(({ url }) => url.pathname)).toEqual([
+      '/v1/items',
+      '/v2/items',
+      '/v1/items',
+      '/v2/items',
+    ]);
+    for (const { method, url, body, type } of seen) {
+      expect(method).toBe('POST');
+      expect(url.searchParams.get('api_key')).toBe(key);
+      expect(type).toBe('application/json');
+      expect(JSON.parse(body).filter.since).toBe('2026-03-01T10:00:00.000Z');
+    }
+    expect(JSON.parse(seen[3]?.body ?? '{}').after).toBe('c1');
+  });
+
+  it('sends a reconcile.fetch POST with {id} in its body and the key in the query', async () => {
+    const seen: { method: string; url: URL; body: string }[] = [];
+    const world: AuthWorld = {
+      ...(await authFakes.api_key.world()),
+      fetch: async (request) => {
+        const url = new URL(request.url);
+        seen.push({ method: request.method, url, body: await request.text() });
+        if (url.searchParams.get('api_key') !== key) return new Response('no key', { status: 401 });
+        return Response.json({ id: 'r1', updated_at: '2026-03-01T10:01:00Z' });
+      },
+    };
+    const { authorizer, fetch, config, secrets } = sourceOf(authFakes.api_key, world);
+    const table = {
+      url: `${UPSTREAM}/v1/lookup`,
+      method: 'POST' as const,
+      body: { ids: ['{id}'] },
+    };
+    const byId = fetchRecordById(table, config.source, fetch, secrets, authorizer);
+    const found = await byId('r1');
+    expect(found.ok).toBe(true);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.method).toBe('POST');
+    expect(seen[0]?.url.searchParams.get('api_key')).toBe(key);
+    expect(JSON.parse(seen[0]?.body ?? '{}')).toEqual({ ids: ['r1'] });
   });
 });

@@ -47,6 +47,28 @@ describe('npm run check-config', () => {
     expect(names).not.toContain('NOT_A_SECRET');
   });
 
+  it('checks a request body in TOML: the window as {from}, the cursor in the body, and a body sent with a GET', () => {
+    const check = (method: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.contacts]
+cron = "* * * * *"
+deliver = { type = "handler", name = "contacts" }
+[vars.POLLERS.contacts.source]
+url = "https://api.hubapi.com/crm/v3/objects/contacts/search"
+method = "${method}"
+time_format = "unix_ms"
+body = { filterGroups = [{ filters = [{ propertyName = "hs_lastmodifieddate", operator = "GTE", value = "{from}" }] }], limit = 100 }
+items = "results"
+next = { type = "cursor", in = "body", param = "after", path = "paging.next.after" }
+`),
+      }).errors;
+    expect(check('POST')).toEqual([]);
+    expect(check('GET')).toEqual([
+      'poller "contacts": source.next.in: is "body" but the request is a GET, which has no body: set method = "POST"',
+      'poller "contacts": source.method: is "GET", which sends no body, but source.body is set: set method = "POST"',
+    ]);
+  });
+
   it('flags a next-page path that can never be found in a body: every window would end at its first page', () => {
     const next = (items: string, path: string) => check(items, path).errors;
     const check = (items: string, path: string) =>
@@ -58,8 +80,11 @@ deliver = { type = "handler", name = "feed" }
 `),
       });
     expect(next('orders', 'meta.next_cursor')).toEqual([]);
+    // A key that holds a dot (Microsoft Graph's) is a path like any other.
+    expect(next('value', '@odata.nextLink')).toEqual([]);
+    expect(next('d.results', 'd.odata.next')).toEqual([]);
     expect(next('orders', 'meta..next')).toEqual([
-      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): no body has a value there',
+      'poller "feed": source.next.path: "meta..next" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (this path cannot reach a key that starts or ends with "." or holds "..")',
     ]);
     expect(next('orders', 'meta.next.')).toEqual([expect.stringContaining('has an empty step')]);
     expect(next('orders', 'meta. next')).toEqual([
@@ -76,6 +101,24 @@ deliver = { type = "handler", name = "feed" }
         'poller "feed": source.next.path: "next_cursor" cannot hold the next cursor: source.items is "" (the body is the array of records)',
       ),
     ]);
+  });
+
+  it('refuses stamps read in whole minutes without a minute of lag_allowance, saying why', () => {
+    const jira = (lag: string) =>
+      checkConfig({
+        configPath: wranglerFixture(`[vars.POLLERS.issues]
+cron = "* * * * *"
+lag_allowance = "${lag}"
+source = { url = "https://acme.atlassian.net/rest/api/3/search", from_param = "from", time_format = "yyyy/MM/dd HH:mm", updated_at_format = "yyyy/MM/dd HH:mm", time_zone = "America/Los_Angeles" }
+deliver = { type = "handler", name = "issues" }
+`),
+      }).errors;
+    expect(jira('30s')).toEqual([
+      expect.stringContaining(
+        'poller "issues": lag_allowance: must be at least 1m with updated_at_format = "yyyy/MM/dd HH:mm": its stamps are whole minutes',
+      ),
+    ]);
+    expect(jira('90s')).toEqual([]);
   });
 
   it('refuses an environment that wrangler.toml does not declare', () => {

@@ -147,6 +147,8 @@ describe('tidemark: commands, help and the environment', () => {
     const noUrl = await run(['pollers', 'list'], { TIDEMARK_TOKEN: 'sekrit-token-123' });
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toContain('TIDEMARK_URL is not set');
+    // The address npm start serves on, ready to copy.
+    expect(noUrl.stderr).toContain('export TIDEMARK_URL=http://127.0.0.1:8787');
     const noToken = await run(['pollers', 'list'], { TIDEMARK_URL: 'https://t.test' });
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('TIDEMARK_TOKEN is not set');

@@ -66,8 +66,13 @@ describe('a key of the wrong type says what it expects and what it was given', (
     ],
     [
       'a choice outside its options',
+      poller({ source: { ...source, sorted: 'desc' } }),
+      'poller "sessions": source.sorted: expected "asc", got the string "desc"',
+    ],
+    [
+      'a time format that is neither a word nor a pattern, naming the letter',
       poller({ source: { ...source, time_format: 'rfc2822' } }),
-      'poller "sessions": source.time_format: expected one of "iso", "unix", "unix_ms", got the string "rfc2822"',
+      'poller "sessions": source.time_format: "rfc2822" is not one of iso, iso_seconds, unix, unix_ms, nor a pattern: it has an unknown letter "r" (the fields: yyyy MM dd HH mm ss SSS, and X, XX or XXX for the offset; quote other text, as \'T\')',
     ],
     [
       'a delivery type that does not exist',
@@ -92,8 +97,8 @@ describe('a key of the wrong type says what it expects and what it was given', (
   }
 
   it('still says "is required" for a key that is missing', () => {
-    const raw = poller({ source: { url: 'https://a.example/x' } });
-    expect(errorsOf(raw)).toContain('poller "sessions": source.from_param: is required');
+    const raw = poller({ source: { from_param: 'since' } });
+    expect(errorsOf(raw)).toContain('poller "sessions": source.url: is required');
   });
 
   it('echoes a string that came from ${NAME} as ${NAME}, even when it is cut short', () => {

@@ -293,6 +293,28 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
     );
   });
 
+  it('checks a reconcile.fetch table by its url, and a url holding {from} by its host', () => {
+    const raw = config({
+      source: source({ url: 'https://tenant.internal.test/api/{from}/changes' }),
+      reconcile: {
+        every: '1h',
+        url: 'https://tenant.internal.test/api/all',
+        fetch: {
+          url: 'https://tenant.internal.test/graphql',
+          method: 'POST',
+          body: { variables: { id: '{id}' } },
+        },
+      },
+    });
+    const policy = policyOf({ hosts: ['*.zendesk.com', 'hooks.example.com'] });
+    expect(put(raw, policy).errors).toEqual(
+      ['source.url', 'reconcile.url', 'reconcile.fetch'].map(
+        (key) =>
+          `poller "acme": ${key}: the host "tenant.internal.test" is not in FLEET_POLICY.hosts`,
+      ),
+    );
+  });
+
   it.each([
     ['http://localhost:8787/admin', 'localhost'],
     ['https://127.0.0.1/x', '127.0.0.1'],

@@ -4,7 +4,13 @@ import type { PageResult } from '../../src/engine/ports.ts';
 import type { Window } from '../../src/engine/window.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import { type NextType, pagingStyles } from '../../src/sources/paging/index.ts';
-import { type FakeRecord, ITEMS, styleFakes, type Upstream } from '../support/paging-styles.ts';
+import {
+  type FakeRecord,
+  ITEMS,
+  styleFakes,
+  type Upstream,
+  type Where,
+} from '../support/paging-styles.ts';
 
 /**
  * One case suite, run against every paging style of src/sources/paging (as hono runs one
@@ -24,8 +30,12 @@ function records(n: number): FakeRecord[] {
   }));
 }
 
-/** A source with `next`, whose requests go to `upstream` and are kept. */
-function sourceFor(next: Record<string, unknown>, upstream: Upstream) {
+/**
+ * A source with `next`, whose requests go to `upstream` and are kept (`requested`: each as
+ * its method, URL and body; `urls`: their URLs). With `where = "body"`, a POST that sends the
+ * style's value in its body (`next.in`).
+ */
+function sourceIn(next: Record<string, unknown>, upstream: Upstream, where: Where) {
   const entry = loadPoller(
     'p',
     {
@@ -35,7 +45,8 @@ function sourceFor(next: Record<string, unknown>, upstream: Upstream) {
         from_param: 'since',
         params: { limit: '3' },
         items: ITEMS,
-        next,
+        next: where === 'body' ? { ...next, in: 'body' } : next,
+        ...(where === 'body' ? { method: 'POST', body: { filter: 'open' } } : {}),
       },
       deliver: { type: 'handler', name: 'x' },
     },
@@ -43,16 +54,18 @@ function sourceFor(next: Record<string, unknown>, upstream: Upstream) {
   );
   if (!entry.ok) throw new Error(entry.errors.join('\n'));
   const requested: string[] = [];
+  const urls: string[] = [];
   const http = new HttpSource(
     entry.config.source,
     async (request) => {
-      requested.push(request.url);
+      urls.push(request.url);
+      requested.push(`${request.method} ${request.url} ${await request.clone().text()}`);
       return upstream(request);
     },
     entry.secrets,
     () => FROM,
   );
-  return { http, requested };
+  return { http, requested, urls };
 }
 
 /** Reads the window page by page as the engine does, up to `limit` pages. */
@@ -69,9 +82,9 @@ async function readWindow(http: HttpSource, limit = 20) {
   return { pages, ids, last: pages.at(-1) };
 }
 
-/** Whether the style's `source.next` table takes `key` (the last-page paths `stop`, `more`). */
-function takes(type: NextType, key: string): boolean {
-  const next = { ...styleFakes[type].next, [key]: 'flag' };
+/** Whether the style's `source.next` table takes `key` (the last-page paths `stop`, `more`; `in`). */
+function takes(type: NextType, key: string, value = 'flag'): boolean {
+  const next = { ...styleFakes[type].next, [key]: value };
   return pagingStyles[type].config.safeParse(next).success;
 }
 
@@ -87,13 +100,28 @@ it('every paging style has a fake upstream, and every fake a style', () => {
   expect(Object.keys(styleFakes).sort()).toEqual(Object.keys(pagingStyles).sort());
 });
 
-for (const type of Object.keys(pagingStyles) as NextType[]) {
-  const fake = styleFakes[type];
+it('runs the styles that send a value with it in the body too', () => {
+  const sending = (Object.keys(pagingStyles) as NextType[]).filter((type) =>
+    places(type).includes('body'),
+  );
+  expect(sending.sort()).toEqual(['cursor', 'last_id', 'offset', 'page']);
+});
 
-  describe(`${type} paging`, () => {
+/** The places a style's value can go: the body too for the styles that send one (next.in). */
+const places = (type: NextType): Where[] =>
+  takes(type, 'in', 'body') ? ['query', 'body'] : ['query'];
+
+for (const [type, where] of (Object.keys(pagingStyles) as NextType[]).flatMap((type) =>
+  places(type).map((where) => [type, where] as const),
+)) {
+  const fake = styleFakes[type];
+  const sourceFor = (next: Record<string, unknown>, upstream: Upstream) =>
+    sourceIn(next, upstream, where);
+
+  describe(`${type} paging${where === 'body' ? ', its value in the body' : ''}`, () => {
     it('pages a multi-page window to its end, reading every record once, in order', async () => {
       const data = records(7);
-      const { http, requested } = sourceFor(fake.next, fake.serve(data, 3));
+      const { http, requested } = sourceFor(fake.next, fake.serve(data, 3, where));
       const { pages, ids, last } = await readWindow(http);
       expect(pages.every((page) => page.ok)).toBe(true);
       expect(ids).toEqual(data.map((record) => record.id));
@@ -104,7 +132,7 @@ for (const type of Object.keys(pagingStyles) as NextType[]) {
     it('reads a window of one short page, and an empty window, to their end', async () => {
       for (const n of [0, 2]) {
         const data = records(n);
-        const { http, requested } = sourceFor(fake.next, fake.serve(data, 3));
+        const { http, requested } = sourceFor(fake.next, fake.serve(data, 3, where));
         const { ids, last } = await readWindow(http);
         expect(ids).toEqual(data.map((record) => record.id));
         expect(last).toMatchObject({ ok: true, next: null });
@@ -112,38 +140,39 @@ for (const type of Object.keys(pagingStyles) as NextType[]) {
       }
     });
 
-    it('never requests the same URL twice in a window', async () => {
-      const { http, requested } = sourceFor(fake.next, fake.serve(records(10), 2));
+    it('never sends the same request twice in a window', async () => {
+      const { http, requested } = sourceFor(fake.next, fake.serve(records(10), 2, where));
       await readWindow(http);
       expect(new Set(requested).size).toBe(requested.length);
       expect(requested.length).toBe(fake.requests(10, 2));
     });
 
     it('asks every page for the window it reads', async () => {
-      const { http, requested } = sourceFor(fake.next, fake.serve(records(7), 3));
+      const { http, urls } = sourceFor(fake.next, fake.serve(records(7), 3, where));
       await readWindow(http);
-      for (const url of requested) {
+      for (const url of urls) {
         expect(new URL(url).searchParams.get('since')).toBe(new Date(FROM).toISOString());
       }
     });
 
     if (fake.requests(7, 3) > 1) {
       it("names, in a failed page's error, the URL it requested", async () => {
-        const upstream = fake.serve(records(7), 3);
+        const upstream = fake.serve(records(7), 3, where);
         let calls = 0;
-        const { http, requested } = sourceFor(fake.next, (request) =>
+        const { http, urls } = sourceFor(fake.next, (request) =>
           ++calls === 2 ? new Response('down', { status: 503 }) : upstream(request),
         );
         const { last } = await readWindow(http);
-        expect(requested).toHaveLength(2);
+        expect(urls).toHaveLength(2);
         expect(last).toMatchObject({ ok: false, kind: 'transient' });
-        expect(!last?.ok && last?.error).toContain(`GET ${requested[1]}: HTTP 503`);
+        const method = where === 'body' ? 'POST' : 'GET';
+        expect(!last?.ok && last?.error).toContain(`${method} ${urls[1]}: HTTP 503`);
       });
     }
 
     if (takes(type, 'more')) {
       it('stops where `more` says false, even on a page that offers a way on', async () => {
-        const upstream = fake.serve(records(7), 3);
+        const upstream = fake.serve(records(7), 3, where);
         const { http, requested } = sourceFor({ ...fake.next, more: 'has_more' }, (request) =>
           withBody(upstream(request), { has_more: false }),
         );
@@ -154,7 +183,7 @@ for (const type of Object.keys(pagingStyles) as NextType[]) {
 
     if (takes(type, 'stop')) {
       it('stops where `stop` says true, even on a page that offers a way on', async () => {
-        const upstream = fake.serve(records(7), 3);
+        const upstream = fake.serve(records(7), 3, where);
         const { http } = sourceFor({ ...fake.next, stop: 'done' }, (request) =>
           withBody(upstream(request), { done: true }),
         );

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import configuration from '../../docs/configuration.md?raw';
 import readme from '../../README.md?raw';
+import { describeRun } from '../../scripts/dev-output.ts';
 import { headings, links, slug } from '../support/markdown-links.ts';
 import { markdownSection } from '../support/markdown-table.ts';
 
@@ -46,6 +47,25 @@ describe('README', () => {
     }
     const left = pages.filter((page) => !written.includes(page));
     expect(left).toEqual(expect.arrayContaining(['docs/benchmarks.md', 'docs/simulation.md']));
+  });
+
+  it("shows npm start's run lines, a failed run among them, exactly as npm start prints them", () => {
+    const lines = readme.split('\n').filter((line) => line.startsWith('run  '));
+    const pattern =
+      /^run {2}(\S+) +(\S+) +records +(\d+) {2}checkpoint (\S+) {2}lag (\d+)s(?: {2}\((.*)\))?$/;
+    const runs = lines.map((line) => {
+      const [, poller, outcome, records, checkpoint, lag, error] = pattern.exec(line) ?? [];
+      expect(poller, line).toBeDefined();
+      const now = Date.parse(checkpoint ?? '') + Number(lag) * 1000;
+      const logged = { poller, outcome, records: Number(records), checkpoint, error };
+      expect(describeRun(logged, now)).toBe(line);
+      return logged;
+    });
+    expect(runs.map((run) => run.outcome)).toContain('failed');
+    const failed = runs.findIndex((run) => run.outcome === 'failed');
+    // A failed run leaves the checkpoint where the run before it put it.
+    expect(runs[failed]?.checkpoint).toBe(runs[failed - 1]?.checkpoint);
+    expect(readme).toContain('The third run **failed**');
   });
 
   it('shows the example poller of docs/configuration.md as it is there', () => {

@@ -17,7 +17,7 @@ import {
   type Update,
 } from '../../src/engine/ports.ts';
 import { MAX_RETRYING } from '../../src/engine/retrying.ts';
-import type { Window } from '../../src/engine/window.ts';
+import { stepPrecision, type Window } from '../../src/engine/window.ts';
 
 const MINUTE = 60_000;
 
@@ -429,7 +429,10 @@ describe('windows that end, start and stop where they should', () => {
     };
     const world = new World(options);
     const store = new MemoryStore();
-    const { engine } = engineIn(world, store, { precision: 1000, config: config(true, 1_000) });
+    const { engine } = engineIn(world, store, {
+      precision: stepPrecision(1000),
+      config: config(true, 1_000),
+    });
     world.now += 10 * MINUTE + 750;
     await engine.trigger('cron');
     const first = await engine.onAlarm(); // catches up 10 minutes of nothing
@@ -588,12 +591,21 @@ describe('failing versions and the order of versions per id', () => {
     add(world, 'x', WORLD_START + 1_000);
     add(world, 'x', WORLD_START + 2_000);
     await run(engine, world);
-    // x@2's page put the failing x@1 (from its stored record) in front of it: x@1 went again
-    // and got through, then x@2. Never x@2 before x@1.
+    // x@2's page came after x@1 had failed in this run: x@2 waits behind it, stored, and x@1
+    // is not tried twice in one run (R19).
+    expect(sent).toEqual([]);
+    expect([...store.failing().values()].map((f) => [f.versionMs, f.attempts])).toEqual([
+      [WORLD_START + 1_000, 1],
+      [WORLD_START + 2_000, 0],
+    ]);
+    world.updates.length = 0; // both go from their stored records
+    await run(engine, world);
+    // Never x@2 before x@1.
     expect(sent).toEqual([
       new Date(WORLD_START + 1_000).toISOString(),
       new Date(WORLD_START + 2_000).toISOString(),
     ]);
+    expect(store.failing().size).toBe(0);
   });
 
   it('keeps retrying a failing version the upstream stops showing, from its record, until it is a dead letter', async () => {
@@ -621,6 +633,44 @@ describe('failing versions and the order of versions per id', () => {
     const [letter] = store.deadLetters.values();
     expect(letter).toMatchObject({ id: 'x', versionMs: WORLD_START + 1_000, attempts: 5 });
     expect(store.read().checkpoint).toBeGreaterThan(WORLD_START + 1_000);
+  });
+
+  it('spends one attempt per run on a failing version, however many pages of the window show its id again', async () => {
+    const world = new World(options);
+    const store = new MemoryStore();
+    const tries: number[] = []; // the attempt number of each try of x@1
+    const x1 = new Date(WORLD_START + 2_000).toISOString();
+    const { engine } = engineIn(world, store, {
+      // The overlap shows x@1 again, on a later page than the first, in the next run's window.
+      config: { ...config(false, 0), overlap: 5 * MINUTE },
+      deliverer: {
+        deliver: async (items) => {
+          for (const item of items) if (item.update.version === x1) tries.push(item.attempt);
+          return items.some((item) => item.update.id === 'x')
+            ? { kind: 'retry', error: 'HTTP 500' }
+            : { kind: 'delivered' };
+        },
+      },
+    });
+    for (let i = 0; i < 6; i += 1) add(world, `f${i}`, WORLD_START + 1_000 + i);
+    add(world, 'x', WORLD_START + 2_000);
+    // Newer versions of x on later pages (4 records a page), as a busy id has: each waits
+    // behind x@1 (stored), and none may send x@1 again within the run.
+    for (let i = 1; i <= 3; i += 1) {
+      for (let j = 0; j < 4; j += 1) add(world, `g${i}${j}`, WORLD_START + 2_000 + i * 1_000 + j);
+      add(world, 'x', WORLD_START + 2_500 + i * 1_000);
+    }
+
+    expect((await run(engine, world))?.outcome).toBe('partial');
+    expect(tries).toEqual([1]);
+    expect(store.failing().get(`sim:x:${x1}`)?.attempts).toBe(1);
+    expect(store.deadLetters.size).toBe(0);
+
+    // The next run retries it first (its window's first page), and not again on the page
+    // where the overlap shows it, nor in front of its newer versions.
+    expect((await run(engine, world))?.outcome).toBe('partial');
+    expect(tries).toEqual([1, 2]);
+    expect(store.failing().get(`sim:x:${x1}`)?.attempts).toBe(2);
   });
 
   it('stores a version held behind a failing one, so it is not lost if the upstream moves past it', async () => {

@@ -77,6 +77,37 @@ describe('where a config sends a secret, wherever in it the secret is named', ()
         }),
       [API],
     ],
+    [
+      'source.body',
+      (c) => Object.assign(c.source, { method: 'POST', body: { auth: { key: '${SECRET}' } } }),
+      [API],
+    ],
+    [
+      'source.deletions.body',
+      (c) => (c.source.deletions = { url: `${API}/deleted`, method: 'POST', body: ['${SECRET}'] }),
+      [API],
+    ],
+    [
+      'reconcile.body',
+      (c) =>
+        (c.reconcile = {
+          every: '1h',
+          url: `${API}/all`,
+          method: 'POST',
+          body: { k: '${SECRET}' },
+        }),
+      [API],
+    ],
+    [
+      'reconcile.fetch.body',
+      (c) =>
+        (c.reconcile = {
+          every: '1h',
+          url: `${API}/all`,
+          fetch: { url: `${API}/graphql`, method: 'POST', body: { id: '{id}', k: '${SECRET}' } },
+        }),
+      [API],
+    ],
     ['deliver.secret', (c) => (c.deliver.secret = 'whsec_${SECRET}'), [HOOKS]],
   ])('%s', (_where, patch, origins) => {
     expect(reach(patch)).toEqual(origins);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hasBacklog, nextCheckpoint, planWindow } from '../../src/engine/window.ts';
+import { hasBacklog, nextCheckpoint, planWindow, stepPrecision } from '../../src/engine/window.ts';
 
 const time = fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 });
 const span = fc.integer({ min: 0, max: 7 * 86_400_000 });
@@ -108,7 +108,7 @@ describe('hasBacklog with whole-second bounds', () => {
             maxWindow: 3_600_000,
             bounded: true,
             now,
-            precision: 1000,
+            precision: stepPrecision(1000),
           });
           expect(window.to % 1000 === 0 || window.to === window.from).toBe(true);
           expect(window.to).toBeLessThanOrEqual(now);

@@ -3,6 +3,8 @@
  * Each test creates its own Durable Object and names one of these configs in its calls.
  * Outbound requests go to in-process fakes installed by test/workers/fakes.ts.
  */
+import { hubspotSearchSource, notionQuerySource } from './search-apis.ts';
+
 const seedSource = {
   url: 'https://upstream.test/v1/sessions',
   from_param: 'date_from',
@@ -202,6 +204,20 @@ export const TEST_POLLERS = {
         refresh_token: '${CRM_REFRESH_TOKEN}',
       },
     },
+    deliver: webhook,
+  },
+  /** The window and the cursor in a POST body (test/workers/request-bodies.test.ts). */
+  hubspot_search: {
+    cron: '*/5 * * * *',
+    lag_allowance: '1s',
+    max_window: '1d',
+    source: hubspotSearchSource,
+    deliver: webhook,
+  },
+  notion_query: {
+    cron: '*/5 * * * *',
+    lag_allowance: '60s',
+    source: notionQuerySource,
     deliver: webhook,
   },
   demo_sessions: {

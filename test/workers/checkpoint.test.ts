@@ -69,8 +69,8 @@ describe('R1: the checkpoint is the start time, not the end time', () => {
   });
 });
 
-describe('R2: the checkpoint moves only on full success', () => {
-  it('holds C when one delivery fails, re-queries the same window, and then redelivers only the failed update', async () => {
+describe('R2: the checkpoint moves only when every update of the window is handled', () => {
+  it('moves C once a failing delivery is stored with its record, and the retry redelivers only that update, not the window', async () => {
     const poller = newPoller('seed');
     const start = Date.now() - 10 * MINUTE;
     await poller.setCheckpoint(start);
@@ -79,20 +79,37 @@ describe('R2: the checkpoint moves only on full success', () => {
 
     await poller.tick();
     let status = await poller.status();
-    expect(status.last_run?.outcome).toBe('failed');
+    // R19: b is stored as failing, with its record: the window commits, the run is partial.
+    expect(status.last_run?.outcome).toBe('partial');
     expect(status.last_run?.error).toContain('b@');
-    expect(await poller.checkpoint()).toBe(start);
+    const moved = (await poller.checkpoint()) ?? start;
+    expect(moved).toBeGreaterThan(start + 60_000);
     expect(receiver.ids()).toEqual(['a', 'c', 'd']);
     expect(status.next_wakeup?.reason).toBe('retry');
+    const stored = await poller.sql<{ id: string; attempts: number; record: string }>(
+      'SELECT id, attempts, record FROM delivery_failures',
+    );
+    expect(stored.map(({ id, attempts }) => ({ id, attempts }))).toEqual([
+      { id: 'b', attempts: 1 },
+    ]);
+    expect(JSON.parse(stored[0]?.record ?? 'null')).toMatchObject({ id: 'b' });
 
+    const requests = upstream.requests.length; // the first run's pages
     await poller.retryNow();
     status = await poller.status();
-    // Both runs asked for the same window (two pages each).
-    expect(new Set(upstream.froms())).toEqual(new Set([new Date(start).toISOString()]));
-    expect(upstream.requests.length).toBe(4);
+    // The retry asked for the window after C, not the one before it again, and sent b alone
+    // (from its stored record): a, c and d are not delivered twice.
+    expect(upstream.froms().slice(0, requests)).toEqual(
+      Array(requests).fill(new Date(start).toISOString()),
+    );
+    expect(upstream.froms().slice(requests).length).toBeGreaterThan(0);
+    for (const from of upstream.froms().slice(requests)) {
+      expect(Date.parse(from)).toBeGreaterThan(start + 60_000);
+    }
     expect(receiver.ids()).toEqual(['a', 'c', 'd', 'b']);
     expect(status.last_run?.outcome).toBe('success');
-    expect(await poller.checkpoint()).toBeGreaterThan(start);
+    expect(await poller.checkpoint()).toBeGreaterThanOrEqual(moved);
+    expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
   });
 
   it('holds C when a page request fails half-way through the window', async () => {

@@ -52,6 +52,15 @@ describe('the poller page', () => {
     expect(runs.headers.get('content-type')).toContain('application/json');
   });
 
+  it('says with each panel which token it was read with: admin or read', async () => {
+    for (const path of ['/dashboard/panel', '/dashboard/pollers/seed/panel']) {
+      const admin = await call('GET', path, ADMIN_TOKEN);
+      expect(admin.headers.get('x-tidemark-access')).toBe('admin');
+      const reader = await call('GET', path, STATUS_TOKEN);
+      expect(reader.headers.get('x-tidemark-access')).toBe('read');
+    }
+  });
+
   it('needs a read token for its panel: 401 without one or with a wrong one, 404 for an unknown poller', async () => {
     for (const token of [undefined, 'wrong-token']) {
       expect((await call('GET', '/dashboard/pollers/seed/panel', token)).status).toBe(401);
@@ -106,7 +115,10 @@ describe('the poller page', () => {
     const [failed, success] = rows.map((row) => text(row[2] ?? ''));
     expect(success).toMatch(/^\S+ \S+ 1 manual success 1 1 2 0 [\d.]+ (ms|s) \S+ \S+$/);
     expect(failed).toContain('manual failed');
-    expect(failed).toContain('429');
+    // Its error on the row under it, across the table.
+    const error = /<tr class="run-error failed"[^>]*>([\s\S]*?)<\/tr>/.exec(html)?.[1] ?? '';
+    expect(error).toContain('<td colspan="10" class="error">');
+    expect(text(error)).toContain('429');
     expect(html).toContain('<svg class="chart"');
     expect(text(html)).toContain('run by hand: success');
     expect(text(html)).toContain('run by hand: failed');
@@ -246,8 +258,11 @@ describe('the overview', () => {
     expect(text(row)).toMatch(/success · 0 records · \d+s ago/);
     expect(row).toContain('data-action="pause"');
     // The skipped trigger stays in the history, as a note rather than an error.
-    const skipped = /<tr class="run skipped"[\s\S]*?<\/tr>/.exec(await page('seed'))?.[0] ?? '';
-    expect(skipped).toContain('<td class="muted">the poller is paused');
+    const skipped =
+      /<tr class="run-error skipped"[\s\S]*?<\/tr>/.exec(await page('seed'))?.[0] ?? '';
+    expect(skipped).toMatch(
+      /<td colspan="10" class="muted"><span class="error-text">the poller is paused/,
+    );
   });
 
   it('links each poller to its page and tells the next wake-up and why', async () => {
@@ -281,7 +296,7 @@ describe('the run chart', () => {
   // Newest first, as the run history comes.
   const runs = [
     run(0, 'success', 12, 20),
-    run(10, 'failed', 0, 640),
+    run(10, 'failed', 0, 1000),
     run(20, 'skipped', 0, 0),
     run(30, 'success', 40, 30),
   ];
@@ -313,8 +328,8 @@ describe('the run chart', () => {
     const threshold =
       /<g class="threshold"><line x1="(\d+)" x2="(\d+)" y1="([\d.]+)" y2="([\d.]+)" \/>/.exec(svg);
     expect(threshold).not.toBeNull();
-    // 30m on an axis up to 1h: halfway up the plot (16 to 186).
-    expect(Number(threshold?.[3])).toBeCloseTo(101, 0);
+    // 30m on an axis up to 1h: halfway up the plot (24 to 186).
+    expect(Number(threshold?.[3])).toBeCloseTo(105, 0);
     expect(svg).toContain('>alert_after 30m</text>');
     expect(svg).not.toMatch(/\sstyle=/);
   });

@@ -56,26 +56,36 @@ describe('handler delivery', () => {
       delete handlers['demo-sessions-original'];
     });
 
-    it('fails the update, keeps C, and delivers it on the retry with its idempotency key', async () => {
+    it('stores the update the handler threw on, moves C on, and delivers it on the retry with its idempotency key', async () => {
       const poller = newPoller('handled');
       const start = Date.now() - 10 * MINUTE;
       await poller.setCheckpoint(start);
       const update = upstream.add('sess_x', start + MINUTE);
 
       await poller.tick();
-      const failed = await poller.status();
-      expect(failed.last_run?.outcome).toBe('failed');
-      expect(failed.last_run?.error).toContain('handler "demo-sessions" threw: database is locked');
-      expect(await poller.checkpoint()).toBe(start);
+      const partial = await poller.status();
+      expect(partial.last_run?.outcome).toBe('partial');
+      expect(partial.last_run?.error).toContain(
+        'handler "demo-sessions" threw: database is locked',
+      );
+      // R19: stored with its record, the failing update does not hold C back.
+      expect(await poller.checkpoint()).toBeGreaterThan(start + MINUTE);
+      expect(
+        await poller.sql<{ id: string; attempts: number }>(
+          'SELECT id, attempts FROM delivery_failures',
+        ),
+      ).toEqual([{ id: 'sess_x', attempts: 1 }]);
 
       await poller.retryNow();
       expect((await poller.status()).last_run?.outcome).toBe('success');
+      expect(await poller.sql('SELECT key FROM delivery_failures')).toEqual([]);
       expect(calls).toHaveLength(2);
       expect(calls[1]).toMatchObject({
         poller: 'handled',
         id: 'sess_x',
         version: update.updatedAt,
         idempotencyKey: `handled:sess_x:${update.updatedAt}`,
+        attempt: 2,
       });
       expect(calls[1]?.env.DB).toBeDefined();
     });

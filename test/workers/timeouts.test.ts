@@ -78,10 +78,16 @@ describe('deliver.timeout bounds every delivery kind', () => {
       await poller.tick(); // comes back only once the run has ended
 
       const status = await poller.status();
-      expect(status.last_run?.outcome).toBe('failed');
+      // The attempt failed and the update is stored to be retried (R19): the run is partial.
+      expect(status.last_run?.outcome).toBe('partial');
       expect(status.last_run?.error).toContain('handler "demo-sessions" timed out after 250ms');
       expect(status.lease.held).toBe(false);
-      expect(await poller.checkpoint()).toBe(start);
+      expect(await poller.checkpoint()).toBeGreaterThan(start + MINUTE);
+      expect(
+        await poller.sql<{ id: string; attempts: number }>(
+          'SELECT id, attempts FROM delivery_failures',
+        ),
+      ).toEqual([{ id: 'sess_slow', attempts: 1 }]);
       expect(calls[0]?.signal.aborted).toBe(true);
 
       await poller.retryNow();

@@ -1,7 +1,7 @@
 import { errorOf, failure, isObject, segment } from '../api.ts';
 import { defineCommand } from '../command.ts';
 import { EXIT } from '../exit-codes.ts';
-import { listAllPollers } from '../fleet-list.ts';
+import { type ListedPoller, listAllPollers, liveStaticFigures } from '../fleet-list.ts';
 import { json, table } from '../table.ts';
 
 /** The admin API of the fleet and of one poller, one command per route. */
@@ -13,6 +13,8 @@ export const pollersList = defineCommand({
     'Lists every poller from the registry, following next_cursor to the last page.',
     '--label keeps the pollers with that label; --state those in that state',
     '(ok, warning, running, lagging, silent, failing, paused, misconfigured, unknown).',
+    "A static poller's figures are its object's own, read live (GET /status): REPORTED says",
+    '"live"; a runtime poller\'s are what it last reported to the registry, and REPORTED says when.',
     '--json prints the items as GET /pollers gives them, all pages in one array.',
   ],
   positionals: [],
@@ -30,19 +32,27 @@ export const pollersList = defineCommand({
       context.out('no pollers');
       return EXIT.ok;
     }
-    const rows = pollers.map((poller) => [
-      poller.name,
-      poller.kind,
-      poller.state,
-      poller.lag_seconds === null ? '-' : `${poller.lag_seconds}s`,
-      String(poller.dead_letters),
-      poller.checkpoint ?? '-',
-      Object.entries(poller.labels ?? {})
-        .map(([key, value]) => `${key}=${value}`)
-        .join(','),
-    ]);
+    const live = pollers.some((poller) => poller.kind === 'static')
+      ? await liveStaticFigures(context.api())
+      : new Map();
+    const rows = pollers.map((listed) => {
+      const figures = live.get(listed.name);
+      const poller: ListedPoller = figures === undefined ? listed : { ...listed, ...figures };
+      return [
+        poller.name,
+        poller.kind,
+        poller.state,
+        poller.lag_seconds === null ? '-' : `${poller.lag_seconds}s`,
+        String(poller.dead_letters),
+        poller.checkpoint ?? '-',
+        figures === undefined ? String(poller.reported_at ?? '-') : 'live',
+        Object.entries(poller.labels ?? {})
+          .map(([key, value]) => `${key}=${value}`)
+          .join(','),
+      ];
+    });
     for (const line of table([
-      ['NAME', 'KIND', 'STATE', 'LAG', 'DEAD', 'CHECKPOINT', 'LABELS'],
+      ['NAME', 'KIND', 'STATE', 'LAG', 'DEAD', 'CHECKPOINT', 'REPORTED', 'LABELS'],
       ...rows,
     ])) {
       context.out(line);

@@ -44,9 +44,44 @@ export function auditSentence({ action, detail }: AuditEntry): string {
       const count = Number(field(detail, 'count')) || 0;
       return `${plural(count, 'dead letter')} pruned (${field(detail, 'past_retention') || 0} older than ${field(detail, 'retention') || 'the retention'}, ${field(detail, 'beyond_cap') || 0} beyond the cap)`;
     }
+    case 'secret.set': {
+      const origins = field(detail, 'origins');
+      const bound = origins ? `, sent only to ${origins.split(',').join(', ')}` : '';
+      return `secret ${field(detail, 'name')} ${field(detail, 'replaced') === 'true' ? 'replaced' : 'set'}${bound}`;
+    }
+    case 'secret.deleted':
+      return `secret ${field(detail, 'name')} deleted`;
+    case 'reconcile.requested':
+      return 'listing requested (Reconcile now)';
+    case 'reconcile.confirmed':
+      return `${plural(Number(field(detail, 'deletes')) || 0, 'held delete')} confirmed and delivered`;
     default:
-      return `${action} ${JSON.stringify(detail)}`;
+      return `${action.replace(/[._]/g, ' ')}${detailText(detail)}`;
   }
+}
+
+/**
+ * An action this page has no sentence for, still in words: its detail as "key value" pairs
+ * ("preview: pages 3, records 20"), nested values flattened, never raw JSON.
+ */
+function detailText(detail: Json): string {
+  if (detail === null || typeof detail !== 'object' || Array.isArray(detail)) {
+    return detail === null || detail === undefined ? '' : `: ${valueText(detail)}`;
+  }
+  const pairs = Object.entries(detail)
+    .filter(([, value]) => value !== null && value !== undefined && value !== '')
+    .map(([key, value]) => `${key.replace(/_/g, ' ')} ${valueText(value)}`);
+  return pairs.length === 0 ? '' : `: ${pairs.join(', ')}`;
+}
+
+function valueText(value: unknown): string {
+  if (Array.isArray(value)) return value.map(valueText).join(', ');
+  if (value !== null && typeof value === 'object') {
+    return `(${Object.entries(value)
+      .map(([key, inner]) => `${key.replace(/_/g, ' ')} ${valueText(inner)}`)
+      .join(', ')})`;
+  }
+  return String(value);
 }
 
 /** The audit log, newest first, each action in words (its code kept in `data-audit`). */

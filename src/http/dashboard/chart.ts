@@ -1,11 +1,12 @@
 import { html } from 'hono/html';
 import { formatDuration } from '../../config/duration.ts';
 import type { RunView } from '../../poller/status.ts';
+import { decodedForDisplay } from './error-text.ts';
 import { plural, when } from './format.ts';
 
 const WIDTH = 640;
 const HEIGHT = 230;
-const MARGIN = { left: 64, right: 64, top: 16, bottom: 44 };
+const MARGIN = { left: 64, right: 64, top: 24, bottom: 44 };
 const PLOT_W = WIDTH - MARGIN.left - MARGIN.right;
 const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 const BOTTOM = MARGIN.top + PLOT_H;
@@ -72,6 +73,8 @@ interface Scale {
   recordTop: number;
   /** alert_after in ms, or null when the config is invalid. */
   alertAfterMs: number | null;
+  /** Whether the lag axis reaches alert_after; when not, the threshold is named above the plot. */
+  thresholdOnAxis: boolean;
   x: (at: number) => number;
   yLag: (seconds: number) => number;
   yRecords: (count: number) => number;
@@ -86,9 +89,14 @@ function scaleOf(points: Point[], alertAfterMs: number | null): Scale {
     last - first < MIN_SPAN_MS
       ? [middle - MIN_SPAN_MS / 2, middle + MIN_SPAN_MS / 2]
       : [first, last];
+  // The axis fits the lag observed: alert_after is on it only once the lag came within half
+  // of it, or a lag of seconds under an alert_after of an hour is a flat line on the floor.
+  const maxLag = Math.max(0, ...points.map((point) => point.lag));
+  const alertAfter = alertAfterMs === null ? null : alertAfterMs / 1000;
+  const thresholdOnAxis = alertAfter !== null && maxLag * 2 >= alertAfter;
   // Headroom over the threshold, so that its line is never drawn on the frame.
-  const threshold = alertAfterMs === null ? 0 : (alertAfterMs / 1000) * 1.25;
-  const lagTop = niceLag(Math.max(1, threshold, ...points.map((point) => point.lag)));
+  const threshold = thresholdOnAxis && alertAfter !== null ? alertAfter * 1.25 : 0;
+  const lagTop = niceLag(Math.max(1, threshold, maxLag));
   const recordTop = niceCount(Math.max(1, ...points.map((point) => point.records)));
   return {
     t0,
@@ -96,6 +104,7 @@ function scaleOf(points: Point[], alertAfterMs: number | null): Scale {
     lagTop,
     recordTop,
     alertAfterMs,
+    thresholdOnAxis,
     x: (at) => MARGIN.left + ((at - t0) / (t1 - t0)) * PLOT_W,
     yLag: (seconds) => BOTTOM - (seconds / lagTop) * PLOT_H,
     yRecords: (count) => BOTTOM - (count / recordTop) * PLOT_H,
@@ -121,8 +130,11 @@ function bars(points: Point[], scale: Scale) {
   })}</g>`;
 }
 
-function thresholdLine({ alertAfterMs, yLag }: Scale) {
+function thresholdLine({ alertAfterMs, thresholdOnAxis, yLag }: Scale) {
   if (alertAfterMs === null) return '';
+  if (!thresholdOnAxis) {
+    return html`<g class="threshold above"><text x="${RIGHT}" y="${MARGIN.top - 4}" text-anchor="end">alert_after ${formatDuration(alertAfterMs)}: far above this lag</text></g>`;
+  }
   const y = yLag(alertAfterMs / 1000);
   return html`<g class="threshold"><line x1="${MARGIN.left}" x2="${RIGHT}" y1="${fixed(y)}" y2="${fixed(y)}" />
     <text x="${RIGHT - 4}" y="${fixed(y - 4)}" text-anchor="end">alert_after ${formatDuration(alertAfterMs)}</text></g>`;
@@ -141,7 +153,7 @@ function lagLine(points: Point[], { x, yLag }: Scale) {
       return html`<g class="failed" data-outcome="${run.outcome}">
         <line x1="${fixed(cx)}" x2="${fixed(cx)}" y1="${MARGIN.top}" y2="${BOTTOM}" />
         <path d="M${fixed(cx - 4)},${fixed(cy - 4)}l8,8m0,-8l-8,8" />
-        <title>${run.outcome} run, ${when(run.finished_at)}${run.error ? `: ${run.error}` : ''}</title></g>`;
+        <title>${run.outcome} run, ${when(run.finished_at)}${run.error ? `: ${decodedForDisplay(run.error)}` : ''}</title></g>`;
     })}`;
 }
 
@@ -184,7 +196,8 @@ function legend(alertAfterMs: number | null) {
 /**
  * An inline SVG over the run history, drawn on the server: time on the x axis, the lag each
  * run left behind (line, left axis) and the records it delivered (bars, right axis), failed
- * runs marked in red, and the alert_after threshold as a dashed line. No script, no style
+ * runs marked in red, and the alert_after threshold as a dashed line (or named above the plot
+ * when the lag stayed far below it: the axis fits the lag observed). No script, no style
  * attribute, no external asset: the page's nonce-tagged style block colours it by class.
  */
 export function runChart(runs: RunView[], alertAfterMs: number | null) {

@@ -106,6 +106,7 @@ async function refresh() {
     if (fleet) byId('pager').hidden = true;
     let error = '';
     try { error = JSON.parse(text).error || ''; } catch {}
+    showAccess(null);
     message.textContent =
       response.status === 401 ? 'That token was not accepted.' : error || 'Status unavailable (' + response.status + ').';
     panel.innerHTML = '';
@@ -113,13 +114,27 @@ async function refresh() {
     return;
   }
   lastOk = Date.now();
+  showAccess(response.headers.get('x-tidemark-access'));
   message.textContent = '';
   updated.textContent = 'Updated ' + clock(lastOk);
   if (text !== shown) swap(text);
   showPager();
   schedule();
 }
+// Which token is in use, said once a panel came back with it: what the buttons can do.
+const ACCESS = {
+  admin: 'Using ADMIN_TOKEN: you can run, pause, resume, replay and discard.',
+  read: 'Using STATUS_TOKEN: read only. Run, Pause, Replay and Discard need ADMIN_TOKEN.',
+};
+function showAccess(access) {
+  const line = byId('access');
+  line.textContent = ACCESS[access] || '';
+  line.className = 'access ' + (access || '');
+  line.hidden = !ACCESS[access];
+}
 function reset() {
+  showAccess(null);
+  byId('forget').hidden = !token();
   if (fleet) {
     byId('filters').hidden = !token();
     byId('pager').hidden = true;
@@ -201,6 +216,8 @@ function refused(result) {
   if (result.status === 403) return 'This needs ADMIN_TOKEN: the token in use is read-only.';
   return null;
 }
+// A URL's %3A as ":", for display only (error-text.ts does the same on the server).
+const decoded = (text) => text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => { try { return decodeURIComponent(run); } catch { return run; } });
 const why = (data, status) => data.error || (data.errors || []).join('; ') || 'HTTP ' + status;
 const pollerPath = (name) => '/pollers/' + enc(name);
 const letterPath = (name, letter) => pollerPath(name) + '/dead-letters/' + enc(letter);
@@ -218,7 +235,7 @@ async function pollerAction(action, name) {
   const dead = run.dead_lettered ? ', ' + run.dead_lettered + ' dead-lettered' : '';
   if (data.outcome === 'success') return say(name + ' ran and caught up: ' + count(run.records, 'record') + ' delivered' + dead, dead ? 'warn' : 'ok');
   if (data.outcome === 'continued') return say(name + ' ran: ' + count(run.records, 'record') + ' delivered' + dead + ', and it continues with the backlog', 'ok');
-  if (data.outcome === 'failed') return say(name + ' ran and failed: ' + (run.error || 'see its run history'), 'error');
+  if (data.outcome === 'failed') return say(name + ' ran and failed: ' + decoded(run.error || 'see its run history'), 'error');
   if (data.reason === 'lease_held') return say(name + ' is already running: run ' + data.lease.epoch + ' holds the lease', 'warn');
   if (data.reason === 'paused') return say(name + ' is paused: resume it to run it', 'warn');
   if (data.reason === 'backing_off') return say(name + ' is backing off after failed runs until ' + clock(data.retryAt), 'warn');
@@ -381,6 +398,8 @@ document.addEventListener('visibilitychange', () => {
 });
 // The banner's "N s ago" counts locally: no request for it.
 setInterval(() => { if (failures > 0) showBanner(); }, 1000);
+// Before a token is given the page is the token form and nothing else.
 if (token()) message.textContent = '';
+byId('forget').hidden = !token();
 refresh();
 `;

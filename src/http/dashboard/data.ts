@@ -1,9 +1,9 @@
 import { findPoller, readSettings, staticConfig, staticPollers } from '../../catalog.ts';
 import type { PollerEntry } from '../../config/load.ts';
-import { syncStatic } from '../../fleet/lifecycle.ts';
+import { overviewLists } from '../../fleet/lists.ts';
 import { refreshSecretOf } from '../../poller/refresh-secret.ts';
 import { runView } from '../../poller/status.ts';
-import { type ListQuery, type RegistryEntry, registryOf } from '../../registry/registry.ts';
+import type { ListQuery, RegistryEntry } from '../../registry/registry.ts';
 import { pollerObject } from '../known-poller.ts';
 import { type ConfigAsWritten, configTemplate } from './config-view.ts';
 import type { DeadLetterPage } from './dead-letter-list.ts';
@@ -66,10 +66,7 @@ async function staticRow(env: Env, entry: RegistryEntry, loaded: PollerEntry[]) 
  */
 export async function overviewData(env: Env, query: ListQuery): Promise<OverviewPage> {
   const loaded = staticPollers(env);
-  // The registry lists this deploy's static pollers once it has been told about them.
-  await syncStatic(env);
-  const registry = registryOf(env);
-  const [page, groups] = await Promise.all([registry.list(query), registry.summary()]);
+  const { page, groups } = await overviewLists(env, query);
   const rows: OverviewRow[] = await Promise.all(
     page.items.map((entry) =>
       entry.kind === 'static'

@@ -3,6 +3,7 @@ import type { PollerStatus, RunView } from '../../poller/status.ts';
 import type { RegistryEntry } from '../../registry/registry.ts';
 import { type AuditEntry, auditList } from './audit.ts';
 import { runChart } from './chart.ts';
+import { errorText } from './error-text.ts';
 import { lastRealRun, nextWakeup, type PollerFacts } from './explain.ts';
 import { type FleetCount, fleetSummary, kindBadge, labelList, runtimeRow } from './fleet-rows.ts';
 import { plural, relative, seconds, when } from './format.ts';
@@ -63,10 +64,10 @@ function notes(status: PollerStatus) {
   </tr>`;
 }
 
-function lastRunCell(run: RunView | null, now: number) {
+function lastRunCell(name: string, run: RunView | null, now: number) {
   if (run === null) return '—';
   return html`${run.outcome} · ${plural(run.records, 'record')} · ${relative(run.finished_at, now)}
-    ${run.error ? html`<div class="error">${run.error}</div>` : ''}`;
+    ${run.error ? html`<div class="error">${errorText(run.error, `last-run-${name}`)}</div>` : ''}`;
 }
 
 function wakeupCell(status: PollerStatus, facts: PollerFacts, now: number) {
@@ -83,7 +84,7 @@ function staticRow({ entry, status, runs, facts }: StaticRow, at: number) {
     <td class="nowrap mark" data-label="Checkpoint">${when(status.checkpoint)}</td>
     <td class="lag" data-label="Lag">${seconds(status.lag_seconds)}</td>
     <td data-label="Lease">${status.lease.held ? `run ${status.lease.epoch}, ${relative(status.lease.expires_at, at)}` : 'free'}</td>
-    <td class="last-run" data-label="Last run">${lastRunCell(lastRealRun(runs), at)}</td>
+    <td class="last-run" data-label="Last run">${lastRunCell(status.name, lastRealRun(runs), at)}</td>
     <td data-label="Next wake-up">${wakeupCell(status, facts, at)}</td>
     <td class="dead${status.dead_letters.count > 0 ? ' warn' : ''}" data-label="Dead letters">
       ${

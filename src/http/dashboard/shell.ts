@@ -49,8 +49,9 @@ export function dashboardShell(nonce: string, panel: string, { fleet }: { fleet:
 <form id="login">
   <input id="token" type="password" autocomplete="off" placeholder="ADMIN_TOKEN or STATUS_TOKEN" aria-label="token" />
   <button type="submit">Use token</button>
-  <button type="button" id="forget">Forget token</button>
+  <button type="button" id="forget" hidden>Forget token</button>
 </form>
+<p id="access" class="access" hidden></p>
 <div id="banner" class="banner" role="alert" hidden><span id="banner-text"></span>
   <button type="button" id="retry">Retry now</button></div>
 <p id="message" class="muted">Enter a token to see the pollers.</p>

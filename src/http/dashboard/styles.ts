@@ -5,6 +5,9 @@
  */
 export const STYLES = `
   * { box-sizing: border-box; }
+  /* The hidden attribute wins over a display of flex or grid (the filters, the pager): before
+     a token the page is the token form and nothing else. */
+  [hidden] { display: none !important; }
   body { font: 14px/1.45 system-ui, sans-serif; margin: 1.25rem; color: #1b1f24; max-width: 90rem; }
   h1 { font-size: 1.3rem; margin: 0 0 .75rem; } h1 a { color: inherit; text-decoration: none; }
   h2 { font-size: 1.15rem; margin: 1.25rem 0 .5rem; } h3 { font-size: 1rem; margin: 1.5rem 0 .5rem; }
@@ -26,12 +29,21 @@ export const STYLES = `
   .outcome.failed, .outcome.recovered, .outcome.fenced { color: #b42318; font-weight: 600; }
   .outcome.skipped { color: #6a737d; }
   tr.notes td { border-bottom: 1px solid #e3e6ea; padding-top: 0; }
+  tr.run:has(+ tr.run-error) td { border-bottom: 0; } tr.run-error td { padding-top: 0; }
+  .error-text { overflow-wrap: anywhere; }
+  details.error-text summary { cursor: pointer; list-style: none; }
+  details.error-text summary::-webkit-details-marker { display: none; }
+  details.error-text .more, details.error-text .less { color: #0b57d0; text-decoration: underline; white-space: nowrap; }
+  details.error-text[open] .cut, details.error-text[open] .more, details.error-text:not([open]) .less { display: none; }
+  details.error-text p.full { margin: 0; white-space: pre-wrap; }
+  .access { margin: 0 0 .5rem; font-size: .85rem; } .access.admin { color: #116329; } .access.read { color: #8a5a00; }
   .actions { white-space: nowrap; } .actions button { margin: 0 .25rem .25rem 0; }
   ul.why { padding-left: 1.1rem; margin: .25rem 0 .75rem; }
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0; }
   dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
   #panel.stale { opacity: .55; }
   pre { overflow-x: auto; max-width: 100%; background: #f6f8fa; padding: .6rem; font-size: .8rem; }
+  pre.config { white-space: pre-wrap; overflow-wrap: anywhere; }
   details pre { max-height: 16rem; }
   figure { margin: 1rem 0; max-width: 640px; } figcaption { font-weight: 600; }
   .chart { display: block; width: 100%; height: auto; }
@@ -98,6 +110,16 @@ export const STYLES = `
     table.dead-letters td.error { order: 1; }
     table.dead-letters td[data-label]:not(.error) { grid-column: auto; }
     table.pollers td.actions, table.dead-letters td.actions { order: 9; padding-top: .35rem; }
+    /* The run history too: a card per run, its error under it across the card. */
+    table.runs, table.runs tbody { display: block; }
+    .scroll table.runs { min-width: 0; }
+    table.runs thead { display: none; }
+    table.runs tr.run { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); column-gap: .75rem;
+      padding: .45rem 0 .2rem; border-top: 1px solid #d0d7de; }
+    table.runs tr.run-error { display: block; }
+    table.runs td { display: block; min-width: 0; padding: .1rem 0; border: 0; white-space: normal; text-align: left; }
+    table.runs td[data-label]::before { content: attr(data-label); display: block; font-size: .75rem;
+      font-weight: 600; color: #57606a; }
   }
   @media (max-width: 600px) {
     body { margin: .6rem; font-size: 13px; }

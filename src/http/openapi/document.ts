@@ -1,4 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { configJsonSchema } from '../../config/json-schema.ts';
+import { operationIdOf } from './operation-id.ts';
 
 /** What every document says about the API as a whole. */
 const ABOUT = {
@@ -10,6 +12,9 @@ const ABOUT = {
       'Gap-free incremental polling on Cloudflare Workers: the admin, status and read API of one deployment. Reads take STATUS_TOKEN or ADMIN_TOKEN, changes ADMIN_TOKEN, as bearer tokens.',
   },
 } as const;
+
+/** The component a route names to take one poller's config as its body (PUT /pollers/{name}). */
+export const POLLER_CONFIG_REF = { $ref: '#/components/schemas/PollerConfig' } as const;
 
 /**
  * Declares the tokens routes take, once per app: security schemes named as the secrets are.
@@ -31,9 +36,55 @@ export function declareTokens(app: OpenAPIHono<{ Bindings: Env }>): void {
   });
 }
 
-/** The OpenAPI 3.1 document of an app, from the declarations its routes were made with. */
-export function openApiDocument(app: OpenAPIHono<{ Bindings: Env }>) {
-  return app.getOpenAPI31Document(ABOUT);
+type Document = ReturnType<OpenAPIHono<{ Bindings: Env }>['getOpenAPI31Document']>;
+
+/**
+ * The OpenAPI 3.1 document of an app, from the declarations its routes were made with: each
+ * operation named (operationIdOf, for generated clients), and the poller config's schema as
+ * the `PollerConfig` component (the zod schema the Worker validates with, as
+ * schema/poller.schema.json is), built here rather than at startup: only this route needs it.
+ */
+export function openApiDocument(app: OpenAPIHono<{ Bindings: Env }>): Document {
+  const document = app.getOpenAPI31Document(ABOUT);
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!isOperation(method, operation)) continue;
+      operation.operationId ??= operationIdOf(method, path);
+    }
+  }
+  const { $schema: _dialect, ...config } = configJsonSchema();
+  document.components = {
+    ...document.components,
+    schemas: {
+      ...document.components?.schemas,
+      PollerConfig: {
+        ...config,
+        properties: {
+          ...(config.properties as object),
+          keep_secrets: {
+            type: 'boolean',
+            description:
+              "PUT only, not part of the config: keep the poller's secrets although an origin they are bound to changed.",
+          },
+        },
+      },
+    },
+  };
+  return document;
+}
+
+/** The document as served at `origin`: that address is its one server. */
+export function servedDocument(document: Document, origin: string): Document {
+  return {
+    ...document,
+    servers: [{ url: origin, description: 'This deployment: where the document was read.' }],
+  };
+}
+
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
+
+function isOperation(method: string, value: unknown): value is { operationId?: string } {
+  return METHODS.has(method) && typeof value === 'object' && value !== null;
 }
 
 const SCHEMES = [

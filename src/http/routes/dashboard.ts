@@ -17,6 +17,23 @@ const html = (description: string) => ({
   content: { 'text/html': { schema: { type: 'string' as const } } },
 });
 
+/**
+ * What a panel's token may do, for the page to say (`admin`: ADMIN_TOKEN; `read`: STATUS_TOKEN,
+ * or no token where public_status opens the reads). A header, so the panels stay the same HTML.
+ */
+const ACCESS_HEADER = 'x-tidemark-access';
+
+async function accessOf(c: Parameters<typeof canAdmin>[0]): Promise<'admin' | 'read'> {
+  return (await canAdmin(c)) ? 'admin' : 'read';
+}
+
+const panelHeaders = {
+  [ACCESS_HEADER]: {
+    description: 'What the token may do: `admin` (ADMIN_TOKEN) or `read`.',
+    schema: { type: 'string' as const, enum: ['admin', 'read'] },
+  },
+};
+
 const overview = createRoute({
   method: 'get',
   path: '/',
@@ -32,7 +49,7 @@ const overviewPanel = createRoute({
   ...guarded('read'),
   request: { query: overviewQuery },
   responses: {
-    200: html('The panel.'),
+    200: { ...html('The panel.'), headers: panelHeaders },
     400: errorResponse('A query that is not valid.'),
     ...readRefusals,
   },
@@ -54,7 +71,7 @@ const pollerPagePanel = createRoute({
   ...guarded('read'),
   request: { params: PollerName },
   responses: {
-    200: html('The panel.'),
+    200: { ...html('The panel.'), headers: panelHeaders },
     404: unknownPollerResponse,
     ...readRefusals,
   },
@@ -74,6 +91,7 @@ export const dashboardRoutes = apiRoutes()
   )
   .openapi(overviewPanel, async (c) => {
     const query = listQueryOf(c.req.valid('query'));
+    c.header(ACCESS_HEADER, await accessOf(c));
     return c.html(dashboardPanel(await overviewData(c.env, query), new Date()));
   })
   // Public like /, and the same for every name: the page itself says nothing about pollers.
@@ -88,7 +106,9 @@ export const dashboardRoutes = apiRoutes()
   )
   .openapi(pollerPagePanel, async (c) => {
     const { name } = c.req.valid('param');
-    const page = await pollerPageData(c.env, name, await canAdmin(c));
+    const admin = await canAdmin(c);
+    const page = await pollerPageData(c.env, name, admin);
     if (page === null) return c.json(unknownPoller(name), 404);
+    c.header(ACCESS_HEADER, admin ? 'admin' : 'read');
     return c.html(pollerPanel(page, new Date()));
   });

@@ -3,13 +3,15 @@ import { findPoller, isStatic } from '../../catalog.ts';
 import { RESERVED_NAMES } from '../../config/load.ts';
 import { LABEL_KEY } from '../../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../../engine/iso-time.ts';
-import { deletePoller, pushConfig, syncStatic } from '../../fleet/lifecycle.ts';
-import { type RegistryEntry, registryOf } from '../../registry/registry.ts';
+import { beginPut, deletePoller, pushConfig } from '../../fleet/lifecycle.ts';
+import { deletionTrail, pollerPage } from '../../fleet/lists.ts';
+import type { RegistryEntry } from '../../registry/registry.ts';
 import { reportedLagSeconds } from '../../registry/reported-lag.ts';
 import { LABEL_KEY_RULE } from '../dashboard/fleet-query.ts';
 import { unknownPoller } from '../known-poller.ts';
 import { adminRefusals, guarded, readRefusals } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
+import { POLLER_CONFIG_REF } from '../openapi/document.ts';
 import { errorResponse, unknownPollerResponse } from '../openapi/errors.ts';
 import { json } from '../openapi/json.ts';
 import { PollerName } from '../openapi/params.ts';
@@ -123,7 +125,7 @@ const put = createRoute({
       description:
         "One poller's config (schema/poller.schema.json), plus an optional keep_secrets.",
       required: true,
-      content: { 'application/json': { schema: { type: 'object' } } },
+      content: { 'application/json': { schema: POLLER_CONFIG_REF } },
     },
   },
   responses: {
@@ -166,9 +168,7 @@ const remove = createRoute({
  */
 export const fleetRoutes = apiRoutes()
   .openapi(list, async (c) => {
-    const registry = registryOf(c.env);
-    await syncStatic(c.env);
-    const page = await registry.list(c.req.valid('query'));
+    const page = await pollerPage(c.env, c.req.valid('query'));
     const now = Date.now();
     return c.json(
       { items: page.items.map((entry) => listed(entry, now)), next_cursor: page.nextCursor },
@@ -176,7 +176,7 @@ export const fleetRoutes = apiRoutes()
     );
   })
   .openapi(deletions, async (c) => {
-    const trail = await registryOf(c.env).deletions(100);
+    const trail = await deletionTrail(c.env, 100);
     return c.json(
       {
         deletions: trail.map((entry) => ({
@@ -216,9 +216,7 @@ export const fleetRoutes = apiRoutes()
     const entry = await admitRuntimePut(c.env, name, c.req.raw);
     if (!entry.ok) return c.json(entry.body, entry.status);
     const { raw, text, unset: missing } = entry;
-    const now = Date.now();
-    const registry = registryOf(c.env);
-    const begun = await registry.beginPut(name, raw, entry.config.labels, now);
+    const begun = await beginPut(c.env, name, raw, entry.config.labels);
     if (!begun.ok) {
       return c.json({ error: `poller "${name}" is being deleted; try again when it is gone` }, 409);
     }

@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { fleetGroups } from '../../fleet/lists.ts';
 import type { PollerStatus } from '../../poller/status.ts';
 import { TABLES } from '../../poller/store/index.ts';
-import { type FleetGroup, registryOf } from '../../registry/registry.ts';
+import type { FleetGroup } from '../../registry/registry.ts';
 import { freshnessFamilies } from '../freshness-metrics.ts';
 import { guarded, readRefusals } from '../openapi/access.ts';
 import { apiRoutes } from '../openapi/api-routes.ts';
@@ -33,7 +34,7 @@ function metricsLabels(env: Env): string[] {
  */
 async function fleetFamilies(env: Env): Promise<MetricFamily[]> {
   const keys = metricsLabels(env);
-  const groups = await registryOf(env).summary(keys, MAX_FLEET_GROUPS);
+  const groups = await fleetGroups(env, keys, MAX_FLEET_GROUPS);
   const family = (name: string, help: string, value: (g: FleetGroup) => number): MetricFamily => ({
     name,
     help,

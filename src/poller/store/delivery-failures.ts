@@ -29,6 +29,16 @@ export class DeliveryFailures {
     return new Map(rows.map((row) => [row.key, failingUpdateOf(row)]));
   }
 
+  /** Every failing update's key, id, version and attempts, without its record (R19). */
+  versions(): { key: string; id: string; versionMs: number; attempts: number }[] {
+    return this.host.sql
+      .exec<{ key: string; id: string; version_ms: number; attempts: number }>(
+        'SELECT key, id, version_ms, attempts FROM delivery_failures ORDER BY version_ms, key',
+      )
+      .toArray()
+      .map(({ key, id, version_ms, attempts }) => ({ key, id, versionMs: version_ms, attempts }));
+  }
+
   /** Counts one more failed attempt at an update. */
   record(failure: FailingUpdate): void {
     this.host.write(

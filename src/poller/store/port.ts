@@ -272,6 +272,11 @@ export class PollerStateStore implements PollerStore {
     return this.tables.failures.retrying();
   }
 
+  /** Each failing update's key, id, version and attempts, without its record (R19). */
+  retryingVersions(): { key: string; id: string; versionMs: number; attempts: number }[] {
+    return this.tables.failures.versions();
+  }
+
   recordFailure(epoch: number, failure: FailingUpdate): boolean {
     return this.fenced(epoch, () => this.tables.failures.record(failure));
   }

@@ -1,13 +1,24 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
 import { readPath } from '../dot-path.ts';
-import { bodyPath, bodyPathProblems, lastPage, type PagingStyle, shown } from './style.ts';
+import {
+  bodyPath,
+  bodyPathProblems,
+  lastPage,
+  type PagingStyle,
+  send,
+  sentIn,
+  sentInProblems,
+  shown,
+  WINDOW,
+} from './style.ts';
 
 /** The body path `path` holds an opaque cursor, sent back as `param`. */
 const config = z.strictObject({
   type: z.literal('cursor'),
-  /** The query parameter that takes the cursor. */
+  /** The query parameter that takes the cursor (with in = "body": a dot path into the body). */
   param: requiredFor('next', 'cursor'),
+  ...sentIn,
   /** Body path of the next cursor (a string or a number). */
   path: bodyPath(requiredFor('next', 'cursor')),
   ...lastPage,
@@ -19,10 +30,9 @@ type CursorNext = z.output<typeof config>;
 export const cursor = {
   config,
   example: 'next = { type = "cursor", param = "cursor", path = "next_cursor" }',
-  pageUrl(next, windowUrl, at) {
-    const url = windowUrl();
-    if (at !== null) url.searchParams.set(next.param, at);
-    return url;
+  step(next, at) {
+    // Absent on the first page: the window's request as it is.
+    return at === null ? WINDOW : send(next, at);
   },
   nextPage(next, page, { missing }) {
     const value = readPath(page.body, next.path);
@@ -31,6 +41,9 @@ export const cursor = {
     return missing(`the next cursor at "${next.path}" is ${shown(value)}`);
   },
   problems(next, source) {
-    return bodyPathProblems(next.path, source, 'the next cursor');
+    return [
+      ...bodyPathProblems(next.path, source, 'the next cursor'),
+      ...sentInProblems(next, source),
+    ];
   },
 } satisfies PagingStyle<CursorNext>;

@@ -1,8 +1,6 @@
 import * as z from 'zod';
 import type { SourceConfig } from '../../config/schema.ts';
-import type { Window } from '../../engine/window.ts';
 import { readPath } from '../dot-path.ts';
-import { formatTime } from '../time.ts';
 import { cursor } from './cursor.ts';
 import { lastId } from './last-id.ts';
 import { link } from './link.ts';
@@ -14,6 +12,7 @@ import {
   DONE,
   type NextPage,
   type NextTools,
+  type PageStep,
   type PagingStyle,
   type ReadPage,
   type SourceProblem,
@@ -22,7 +21,7 @@ import {
 } from './style.ts';
 import { url } from './url.ts';
 
-export type { NextPage, NextPathMemo, PagingStyle, ReadPage } from './style.ts';
+export type { NextPage, NextPathMemo, PageStep, PagingStyle, ReadPage } from './style.ts';
 
 /** Every paging style, by its `source.next.type`. A new style is a module and a line here. */
 const styles = { cursor, url, link, page, last_id: lastId, offset, none };
@@ -78,33 +77,11 @@ export function nextPathWarnings(source: SourceConfig): string[] {
 }
 
 /**
- * The URL of a page: the first page is `url` + `params` + the window, and each style adds
- * its parameter (or follows the upstream's own next URL). Throws on a next URL that does not
- * parse (the source reports it as a bad response). `windowHref` is `windowUrl(config,
- * window)`, when the caller keeps it for the window's pages.
+ * What the page `cursor` names asks for beyond its window's request (sources/request/build.ts
+ * turns it into the request): the style's value, where `next.in` says, or a next URL.
  */
-export function pageUrl(
-  config: SourceConfig,
-  window: Window,
-  cursor: string | null,
-  windowHref?: string,
-): URL {
-  const first = () => (windowHref === undefined ? windowUrl(config, window) : new URL(windowHref));
-  return styleOf(config.next).pageUrl(config.next, first, cursor);
-}
-
-/** `url` + `params` + the window's bounds: what every page of a window starts from. */
-export function windowUrl(config: SourceConfig, window: Window): URL {
-  const url = new URL(config.url);
-  for (const [key, value] of Object.entries(config.params)) url.searchParams.set(key, value);
-  // A listing (reconcile) asks for everything: it has no window start to send.
-  if (config.from_param !== '') {
-    url.searchParams.set(config.from_param, formatTime(window.from, config.time_format));
-  }
-  if (config.to_param !== undefined && window.bounded) {
-    url.searchParams.set(config.to_param, formatTime(window.to, config.time_format));
-  }
-  return url;
+export function pageStep(next: NextConfig, cursor: string | null): PageStep {
+  return styleOf(next).step(next, cursor);
 }
 
 /**

@@ -1,13 +1,22 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
 import { readPath } from '../dot-path.ts';
-import { lastPage, noProblems, type PagingStyle, shown } from './style.ts';
+import {
+  lastPage,
+  type PagingStyle,
+  send,
+  sentIn,
+  sentInProblems,
+  shown,
+  WINDOW,
+} from './style.ts';
 
 /** `param` = the id of the last record of the page, while `more` is true. */
 const config = z.strictObject({
   type: z.literal('last_id'),
-  /** The query parameter that takes the last record's id. */
+  /** The query parameter that takes the last record's id (in = "body": a dot path into the body). */
   param: requiredFor('next', 'last_id'),
+  ...sentIn,
   ...lastPage,
 });
 
@@ -17,10 +26,8 @@ type LastIdNext = z.output<typeof config>;
 export const lastId = {
   config,
   example: 'next = { type = "last_id", param = "starting_after", more = "has_more" }',
-  pageUrl(next, windowUrl, at) {
-    const url = windowUrl();
-    if (at !== null) url.searchParams.set(next.param, at);
-    return url;
+  step(next, at) {
+    return at === null ? WINDOW : send(next, at);
   },
   nextPage(_next, page, { missing, id: idPath }) {
     const last = page.items.at(-1);
@@ -34,5 +41,7 @@ export const lastId = {
         : `the last record's id at "${idPath}" is ${shown(id)}`,
     );
   },
-  problems: noProblems,
+  problems(next, source) {
+    return sentInProblems(next, source);
+  },
 } satisfies PagingStyle<LastIdNext>;

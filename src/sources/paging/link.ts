@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { nextLink } from '../link-header.ts';
-import { lastPage, noProblems, type PagingStyle } from './style.ts';
+import { lastPage, noProblems, type PagingStyle, WINDOW } from './style.ts';
 
 /** An RFC 8288 Link header with rel="next". */
 const config = z.strictObject({ type: z.literal('link'), ...lastPage });
@@ -15,8 +15,8 @@ type LinkNext = z.output<typeof config>;
 export const link = {
   config,
   example: 'next = { type = "link" }',
-  pageUrl(_next, windowUrl, at) {
-    return at === null ? windowUrl() : new URL(at);
+  step(_next, at) {
+    return at === null ? WINDOW : { kind: 'follow', url: at };
   },
   nextPage(_next, page, { missing, follow }) {
     const target = nextLink(page.headers.get('link'));

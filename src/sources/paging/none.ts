@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DONE, noProblems, type PagingStyle } from './style.ts';
+import { DONE, noProblems, type PagingStyle, WINDOW } from './style.ts';
 
 /** One request per window. */
 const config = z.strictObject({ type: z.literal('none') });
@@ -10,8 +10,8 @@ type NoneNext = z.output<typeof config>;
 export const none = {
   config,
   example: 'next = { type = "none" }',
-  pageUrl(_next, windowUrl) {
-    return windowUrl();
+  step() {
+    return WINDOW;
   },
   nextPage() {
     return DONE;

@@ -1,12 +1,20 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
-import { lastPage, type PagingStyle, positionalProblems } from './style.ts';
+import {
+  lastPage,
+  type PagingStyle,
+  positionalProblems,
+  send,
+  sentIn,
+  sentInProblems,
+} from './style.ts';
 
 /** `param` = 1, 2, 3… until an empty page. */
 const config = z.strictObject({
   type: z.literal('page'),
-  /** The query parameter that takes the page number. */
+  /** The query parameter that takes the page number (in = "body": a dot path into the body). */
   param: requiredFor('next', 'page'),
+  ...sentIn,
   ...lastPage,
 });
 
@@ -16,13 +24,14 @@ type PageNext = z.output<typeof config>;
 export const page = {
   config,
   example: 'next = { type = "page", param = "page" }',
-  pageUrl(next, windowUrl, at) {
-    const url = windowUrl();
-    url.searchParams.set(next.param, at ?? '1');
-    return url;
+  step(next, at) {
+    return send(next, Number(at ?? '1'));
   },
   nextPage(_next, read) {
     return { ok: true, next: String(Number(read.cursor ?? '1') + 1) };
   },
-  problems: positionalProblems('page', 'numbered pages'),
+  problems: (next, source) => [
+    ...positionalProblems('page', 'numbered pages')(next, source),
+    ...sentInProblems(next, source),
+  ],
 } satisfies PagingStyle<PageNext>;

@@ -59,10 +59,11 @@ export interface PagingStyle<C extends { type: string }> {
   /** The `source.next` line docs/configuration.md's "Paging styles" shows (a test checks it is there and valid). */
   readonly example: string;
   /**
-   * The URL of the page `cursor` names (null: the window's first). `windowUrl()` is a fresh
-   * copy of `url` + `params` + the window's bounds. Throws on a URL that does not parse.
+   * What the page `cursor` names (null: the window's first) asks for beyond the window's
+   * request: nothing, the style's value (sent where `next.in` says: sources/request/), or
+   * the upstream's own URL for it.
    */
-  pageUrl(next: C, windowUrl: () => URL, cursor: string | null): URL;
+  step(next: C, cursor: string | null): PageStep;
   /**
    * Where the page after `page` is, or null when it was the last. Called once the rules every
    * style shares (an empty page, `stop`, `more`) have not already ended the window.
@@ -72,22 +73,83 @@ export interface PagingStyle<C extends { type: string }> {
   problems(next: C, source: SourceShape): SourceProblem[];
 }
 
+/**
+ * What a page's request asks for beyond the window's request (sources/request/build.ts
+ * builds it): the window's request as it is, the style's value at `param` (in the query, or
+ * at that dot path in the body), or a URL the upstream gave for the next page.
+ */
+export type PageStep =
+  | { kind: 'window' }
+  | { kind: 'send'; param: string; in: SentIn; value: string | number }
+  | { kind: 'follow'; url: string };
+
+/** Where a style that sends a value sends it: `next.in`. */
+export type SentIn = 'query' | 'body';
+
+/** The window's request as it is: a first page, or a style that sends nothing. */
+export const WINDOW: PageStep = { kind: 'window' };
+
+/** `next.in` of the styles that send a value (cursor, page, offset, last_id). */
+export const sentIn = {
+  /** "query" (default): `param` is a query parameter; "body": a dot path into source.body. */
+  in: z.enum(['query', 'body']).default('query'),
+};
+
+/** The style's `value`, sent at `next.param` where `next.in` says. */
+export function send(next: { param: string; in: SentIn }, value: string | number): PageStep {
+  return { kind: 'send', param: next.param, in: next.in, value };
+}
+
 /** What of `source` a style's problems look at. */
 export interface SourceShape {
   sorted?: 'asc' | undefined;
   /** The dot path of the records array ("": the body is the array). */
   items?: string | undefined;
+  /** The request's method (default "GET"). */
+  method?: 'GET' | 'POST' | undefined;
+  /** The request's body, as configured. */
+  body?: unknown;
 }
 
 /**
- * Why a dot path can never be found in a JSON body as written, or null: an empty step (a
- * leading, trailing or doubled "."), or a step that starts or ends with a space. Misspelt
+ * What a style that sends a value cannot work with when it sends it in the body: a GET (no
+ * body), a body that is not a table (no key to put it at), a `param` that is no dot path.
+ */
+export function sentInProblems(
+  next: { param: string; in: SentIn },
+  source: SourceShape,
+): SourceProblem[] {
+  if (next.in !== 'body') return [];
+  const problems: SourceProblem[] = [];
+  if ((source.method ?? 'GET') !== 'POST') {
+    problems.push({
+      path: ['next', 'in'],
+      message: 'is "body" but the request is a GET, which has no body: set method = "POST"',
+    });
+  }
+  const body = source.body;
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    problems.push({
+      path: ['next', 'in'],
+      message: `is "body" but the body is not a table: next.param "${next.param}" has no place in it`,
+    });
+  }
+  const path = dotPathProblem(next.param);
+  if (path !== null) problems.push({ path: ['next', 'param'], message: path });
+  return problems;
+}
+
+/**
+ * Why a dot path is almost surely misspelt, or null: an empty step (a leading, trailing or
+ * doubled ".", as jq's `.meta.next`), or a step that starts or ends with a space. Misspelt
  * this way, a next-page path reads as missing on every page: each window ends at its first.
+ * A key that holds a dot inside (`@odata.nextLink`) is no problem (sources/dot-path.ts); one
+ * that starts or ends with a dot, or holds "..", is the price: a path checked here cannot reach it.
  */
 export function dotPathProblem(path: string): string | null {
   const steps = path.split('.');
   if (steps.some((step) => step === '')) {
-    return `"${path}" has an empty step (a leading, trailing or doubled "."): no body has a value there`;
+    return `"${path}" has an empty step (a leading, trailing or doubled "."): write the keys as the body has them, with no leading "." (this path cannot reach a key that starts or ends with "." or holds "..")`;
   }
   if (steps.some((step) => step.trim() !== step)) {
     return `"${path}" has a step that starts or ends with a space: write the key as the body has it`;

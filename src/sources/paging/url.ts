@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { requiredFor } from '../../config/fields.ts';
 import { readPath } from '../dot-path.ts';
-import { bodyPath, bodyPathProblems, lastPage, type PagingStyle, shown } from './style.ts';
+import { bodyPath, bodyPathProblems, lastPage, type PagingStyle, shown, WINDOW } from './style.ts';
 
 /** The body path `path` holds the next URL, absolute or relative. */
 const config = z.strictObject({
@@ -17,8 +17,8 @@ type UrlNext = z.output<typeof config>;
 export const url = {
   config,
   example: 'next = { type = "url", path = "next_page", stop = "end_of_stream" }',
-  pageUrl(_next, windowUrl, at) {
-    return at === null ? windowUrl() : new URL(at);
+  step(_next, at) {
+    return at === null ? WINDOW : { kind: 'follow', url: at };
   },
   nextPage(next, page, { missing, follow }) {
     const value = readPath(page.body, next.path);

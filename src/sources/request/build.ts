@@ -1,0 +1,78 @@
+import type { SourceConfig } from '../../config/schema.ts';
+import type { Window } from '../../engine/window.ts';
+import { pageStep } from '../paging/index.ts';
+import { writeBodyPath } from './body-path.ts';
+import { baseHeaders, type RequestDraft } from './draft.ts';
+import { renderBody, renderText, windowBounds } from './placeholders.ts';
+
+/**
+ * Builds the requests of a source's window, page by page: the window's request (`url`,
+ * `params`, the window's bounds in `from_param` / `to_param` and in the `{from}` / `{to}`
+ * placeholders, `method`, `headers`, `body`), and each page's step on it (the paging style's
+ * value in the query or the body, or the upstream's next URL).
+ */
+
+/** What of a source's config its requests are built from. */
+export type RequestConfig = Pick<
+  SourceConfig,
+  | 'url'
+  | 'params'
+  | 'headers'
+  | 'from_param'
+  | 'to_param'
+  | 'time_format'
+  | 'time_zone'
+  | 'method'
+  | 'body'
+>;
+
+/** The request every page of `window` starts from: built once a window, not once a page. */
+export function windowDraft(config: RequestConfig, window: Window): RequestDraft {
+  const bounds = windowBounds(window, config.time_format, config.time_zone);
+  // Rendered before it is parsed: a URL would percent-encode the braces of `{from}`.
+  const url = new URL(renderText(config.url, bounds, encodeURIComponent));
+  for (const [key, value] of Object.entries(config.params)) {
+    url.searchParams.set(key, renderText(value, bounds));
+  }
+  // A listing (reconcile) asks for everything: it has no window start to send.
+  if (config.from_param !== undefined && config.from_param !== '') {
+    url.searchParams.set(config.from_param, bounds.from);
+  }
+  if (config.to_param !== undefined && window.bounded) {
+    url.searchParams.set(config.to_param, bounds.to);
+  }
+  return {
+    method: config.method,
+    url,
+    headers: baseHeaders(config.headers),
+    body: config.body === undefined ? undefined : renderBody(config.body, bounds),
+  };
+}
+
+/**
+ * The request of the page `cursor` names (null: the window's first), from `first`, the
+ * window's request (windowDraft). Throws on a next URL that does not parse (the source
+ * reports it as a bad response).
+ */
+export function pageDraft(
+  config: RequestConfig & Pick<SourceConfig, 'next'>,
+  window: Window,
+  cursor: string | null,
+  first: RequestDraft = windowDraft(config, window),
+): RequestDraft {
+  const step = pageStep(config.next, cursor);
+  if (step.kind === 'window') return { ...first, url: new URL(first.url) };
+  // The upstream's own URL for the next page: its query is the upstream's; the method and
+  // the body stay the window's.
+  if (step.kind === 'follow') return { ...first, url: new URL(step.url) };
+  if (step.in === 'body') {
+    return {
+      ...first,
+      url: new URL(first.url),
+      body: writeBodyPath(first.body, step.param, step.value),
+    };
+  }
+  const url = new URL(first.url);
+  url.searchParams.set(step.param, String(step.value));
+  return { ...first, url };
+}

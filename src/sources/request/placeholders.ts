@@ -1,0 +1,103 @@
+import type { Window } from '../../engine/window.ts';
+import { formatTime, type TimeFormat } from '../time.ts';
+
+/**
+ * The window placeholders `{from}` and `{to}`: the window's bounds, in `source.time_format`,
+ * inside `url`, `params` values and every string of `body`. Only these two names, written
+ * exactly so, are placeholders: a GraphQL query (`nodes { id }`, `{ from }`) is never altered.
+ * `{{from}}` and `{{to}}` write a literal `{from}` and `{to}`; any other `{{` stays as it is.
+ */
+
+/** A placeholder's name. */
+export type BoundName = 'from' | 'to';
+
+/** `{{from}}` (a literal) or `{from}` (a placeholder), and the same for `to`. */
+const PLACEHOLDER = /\{\{(from|to)\}\}|\{(from|to)\}/g;
+
+/** A window's bounds as the upstream is sent them. */
+export interface Bounds {
+  from: string;
+  /**
+   * The window's end. A source that uses `{to}` always has bounded windows
+   * (sendsWindowEnd); an open window's end is T, which only `to_param` leaves unsent.
+   */
+  to: string;
+  /** Whether a body string that is exactly a placeholder becomes a JSON number. */
+  numeric: boolean;
+}
+
+/**
+ * The window's bounds, rendered: the one place a bound is formatted for the upstream (the
+ * query parameters, the placeholders and the body all take it from here).
+ */
+export function windowBounds(window: Window, format: TimeFormat, zone = 'UTC'): Bounds {
+  return {
+    from: formatTime(window.from, format, zone),
+    to: formatTime(window.to, format, zone),
+    numeric: format === 'unix' || format === 'unix_ms',
+  };
+}
+
+/**
+ * `text` with each placeholder replaced by its bound, passed through `encode` (a URL's
+ * percent-encoding); `{{from}}` becomes `{from}`. A string without either name comes back as
+ * it is, the same string.
+ */
+export function renderText(
+  text: string,
+  bounds: Bounds,
+  encode: (value: string) => string = (value) => value,
+): string {
+  if (!text.includes('{from}') && !text.includes('{to}')) return text;
+  return text.replace(PLACEHOLDER, (_whole, literal?: string, name?: string) => {
+    if (literal !== undefined) return `{${literal}}`;
+    return encode(boundOf(bounds, name as BoundName));
+  });
+}
+
+/**
+ * A copy of `body` with its strings rendered; a string that is exactly `"{from}"` or
+ * `"{to}"` becomes a JSON number with a unix time format. Objects and arrays without a
+ * placeholder come back as they are (not copied).
+ */
+export function renderBody(body: unknown, bounds: Bounds): unknown {
+  if (typeof body === 'string') {
+    const whole = body === '{from}' ? 'from' : body === '{to}' ? 'to' : null;
+    if (whole !== null && bounds.numeric) return Number(boundOf(bounds, whole));
+    return renderText(body, bounds);
+  }
+  if (Array.isArray(body)) {
+    const items = body.map((item) => renderBody(item, bounds));
+    return items.every((item, index) => item === body[index]) ? body : items;
+  }
+  if (body !== null && typeof body === 'object') {
+    let changed = false;
+    const entries = Object.entries(body).map(([key, item]) => {
+      const rendered = renderBody(item, bounds);
+      if (rendered !== item) changed = true;
+      return [key, rendered] as const;
+    });
+    return changed ? Object.fromEntries(entries) : body;
+  }
+  return body;
+}
+
+function boundOf(bounds: Bounds, name: BoundName): string {
+  return name === 'from' ? bounds.from : bounds.to;
+}
+
+/** Whether `{name}` is used (as a placeholder, not a `{{name}}` literal) in `text`. */
+export function usesPlaceholder(text: string, name: BoundName): boolean {
+  for (const match of text.matchAll(PLACEHOLDER)) if (match[2] === name) return true;
+  return false;
+}
+
+/** Whether `{name}` is used in any string of `value` (a body, a params table). */
+export function usesPlaceholderIn(value: unknown, name: BoundName): boolean {
+  if (typeof value === 'string') return usesPlaceholder(value, name);
+  if (Array.isArray(value)) return value.some((item) => usesPlaceholderIn(item, name));
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).some((item) => usesPlaceholderIn(item, name));
+  }
+  return false;
+}

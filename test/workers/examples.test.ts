@@ -1,0 +1,78 @@
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/config/duration.ts';
+import { api, setSecret, unique } from '../support/fleet.ts';
+import { installFakes } from './fakes.ts';
+import { VENDOR_CASES } from './vendors/index.ts';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** Runs the poller now and answers its run's outcome. */
+async function run(name: string): Promise<string | undefined> {
+  const reply = await api('POST', `/pollers/${name}/run`);
+  const body = (await reply.json()) as { run?: { outcome: string; error: string | null } };
+  if (body.run?.outcome !== 'success') throw new Error(`run: ${JSON.stringify(body)}`);
+  return body.run?.outcome;
+}
+
+for (const [file, vendor] of Object.entries(VENDOR_CASES)) {
+  describe(`examples/apis/${file} against a fake of its vendor's documented API`, () => {
+    it('asks as the vendor documents, pages, and loses no record that shows late, changes or is deleted', async () => {
+      const fake = vendor.fake();
+      const { receiver } = installFakes({ [fake.host]: fake });
+      const config = parseToml(vendor.example) as Record<string, unknown>;
+      const lag = parseDuration(String(config.lag_allowance ?? '0s')) ?? 0;
+      // Records that show late or change are stamped this long before the run that sees them.
+      const late = vendor.lateBy ?? lag / 2;
+      const name = unique(file.replace('.toml', ''));
+      const start = Math.floor((Date.now() - HOUR) / MINUTE) * MINUTE;
+      const created = await api('PUT', `/pollers/${name}`, {
+        ...config,
+        // Ticks only when the test says (a tick a day, at an offset of its name).
+        every: '1d',
+        start_from: new Date(start).toISOString(),
+        deliver: {
+          type: 'webhook',
+          url: 'https://receiver.test/hooks',
+          secret: '${WEBHOOK_SECRET}',
+        },
+      });
+      expect(created.status, await created.clone().text()).toBeLessThan(300);
+      for (const secret of ownSecrets(vendor.example)) {
+        await setSecret(name, secret, vendor.secrets?.[secret] ?? `${secret.toLowerCase()}-value`);
+      }
+
+      const now = Date.now();
+      for (const [i, id] of ['101', '102', '103', '104', '105'].entries()) {
+        fake.put(id, now - (50 - 10 * i) * MINUTE);
+      }
+      fake.put('106', now - late, { hidden: true }); // written, not shown yet: the vendor's lag
+      await run(name);
+      const id = (n: string) => `${fake.idPrefix}${n}`;
+      expect(receiver.ids().sort()).toEqual(['101', '102', '103', '104', '105'].map(id));
+      expect(fake.requests.length).toBeGreaterThanOrEqual(3); // pages of at most two records
+
+      fake.reveal();
+      const later = Date.now();
+      fake.put('101', later - late); // changed again
+      if (vendor.deletes) fake.put('102', later - late, { deleted: true });
+      await run(name);
+
+      const second = receiver.deliveries.slice(5);
+      expect(second.map((d) => `${d.id}:${d.op}`).sort()).toEqual(
+        [`${id('101')}:upsert`, `${id('106')}:upsert`]
+          .concat(vendor.deletes ? [`${id('102')}:delete`] : [])
+          .sort(),
+      );
+      expect(fake.refused).toEqual([]);
+      await api('DELETE', `/pollers/${name}`);
+    });
+  });
+}
+
+/** The `${NAME}`s an example names besides the webhook secret: the poller's own secrets. */
+function ownSecrets(text: string): string[] {
+  const names = [...text.matchAll(/\$\{([A-Z0-9_]+)\}/g)].map((match) => match[1] ?? '');
+  return [...new Set(names)].filter((secret) => secret !== 'WEBHOOK_SECRET');
+}

@@ -1,0 +1,71 @@
+import { FakeVendor, type SeenRequest } from './vendor.ts';
+
+/** A JSON object, or nothing. */
+const record = (value: unknown) =>
+  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+
+/**
+ * HubSpot CRM v3 search (developers.hubspot.com/docs/guides/api/crm/search):
+ * `POST /crm/v3/objects/contacts/search` with `filterGroups` (lastmodifieddate GTE and LT unix
+ * ms times), `sorts`, `limit` (at most 200) and `after` (absent on the first page); answers
+ * `results` and `paging.next.after`.
+ */
+export class FakeHubSpot extends FakeVendor {
+  readonly host = 'api.hubapi.com';
+  override readonly precisionMs = 1;
+
+  protected answer({ method, url, body, headers }: SeenRequest): Response {
+    this.require(method === 'POST', 'search is a POST');
+    this.require(url.pathname === '/crm/v3/objects/contacts/search', 'unknown path');
+    this.require(headers.get('content-type')?.startsWith('application/json'), 'a JSON body');
+    this.require(headers.get('authorization')?.startsWith('Bearer '), 'a private app token');
+    const search = record(body);
+    this.require(search, 'a JSON object body');
+    const groups = search.filterGroups;
+    this.require(Array.isArray(groups) && groups.length === 1, 'one filter group');
+    const filters = record(groups[0])?.filters;
+    this.require(Array.isArray(filters) && filters.length === 2, 'two filters: GTE and LT');
+    const bound = (operator: string) => {
+      const filter = filters.map(record).find((f) => f?.operator === operator);
+      this.require(filter?.propertyName === 'lastmodifieddate', `${operator} lastmodifieddate`);
+      // HubSpot takes a date-time filter value as unix milliseconds.
+      this.require(
+        typeof filter.value === 'number' && Number.isInteger(filter.value),
+        `value must be unix ms, got ${JSON.stringify(filter.value)}`,
+      );
+      return filter.value;
+    };
+    const from = bound('GTE');
+    const to = bound('LT');
+    const sorts = search.sorts;
+    this.require(
+      Array.isArray(sorts) &&
+        record(sorts[0])?.propertyName === 'lastmodifieddate' &&
+        record(sorts[0])?.direction === 'ASCENDING',
+      'sorted by lastmodifieddate, ASCENDING',
+    );
+    const limit = search.limit ?? 10;
+    this.require(typeof limit === 'number' && limit >= 1 && limit <= 200, 'limit 1 to 200');
+    const after = search.after;
+    this.require(
+      after === undefined || (typeof after === 'string' && /^\d+$/.test(after)),
+      'after is the string paging.next.after gave',
+    );
+    const matching = this.changed(from, to);
+    const page = this.slice(matching, Number(after ?? 0), limit);
+    return Response.json({
+      total: matching.length,
+      results: page.rows.map((v) => ({
+        id: v.id,
+        properties: {
+          hs_object_id: v.id,
+          email: `${v.id}@example.com`,
+          lastmodifieddate: new Date(v.at).toISOString(),
+        },
+        updatedAt: new Date(v.at).toISOString(),
+        archived: false,
+      })),
+      ...(page.next === null ? {} : { paging: { next: { after: String(page.next) } } }),
+    });
+  }
+}
