@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
+import { pageText, pollerPage } from '../support/dashboard-page.ts';
 import {
   alarmOf,
   api,
@@ -583,5 +584,48 @@ describe('what a preview warns of', () => {
     const { body } = await previewConfig(unsavedConfig({ sorted: 'asc' }));
 
     expect(body.warnings).toEqual([]);
+  });
+});
+
+describe('the preview routes in /openapi.json', () => {
+  it('describes both, for ADMIN_TOKEN, with their bodies and the answer they share', async () => {
+    const reply = await api('GET', '/openapi.json');
+    const document = (await reply.json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const unsaved = document.paths['/pollers/preview']?.post;
+    const named = document.paths['/pollers/{name}/preview']?.post;
+    for (const operation of [unsaved, named]) {
+      expect(operation?.security).toEqual([{ adminToken: [] }]);
+      expect(JSON.stringify(operation?.responses)).toContain('#/components/schemas/Preview');
+    }
+    expect(JSON.stringify(unsaved?.requestBody)).toContain('"config"');
+    expect(JSON.stringify(named?.requestBody)).toContain('"checkpoint"');
+    expect(Object.keys(document.components.schemas.Preview?.properties ?? {}).sort()).toEqual([
+      'checkpoint',
+      'complete',
+      'pages',
+      'records',
+      'requests',
+      'warnings',
+      'window',
+    ]);
+  });
+});
+
+describe('the dashboard', () => {
+  it("has a Preview button on a poller's page, and says in words in its audit log what a preview found", async () => {
+    const name = await tokenInQuery();
+    upstream.add('a', recent(3));
+    await previewOf(name);
+
+    const html = await pollerPage(name);
+
+    expect(html).toContain(`<button type="button" data-action="preview" data-poller="${name}"`);
+    expect(pageText(html)).toMatch(
+      /previewed from \S+ \S+Z: 1 record in 1 page, no warnings; nothing delivered/,
+    );
+    await api('DELETE', `/pollers/${name}`);
   });
 });

@@ -44,6 +44,10 @@ export function auditSentence({ action, detail }: AuditEntry): string {
       const count = Number(field(detail, 'count')) || 0;
       return `${plural(count, 'dead letter')} pruned (${field(detail, 'past_retention') || 0} older than ${field(detail, 'retention') || 'the retention'}, ${field(detail, 'beyond_cap') || 0} beyond the cap)`;
     }
+    case 'preview': {
+      const warned = field(detail, 'warnings').split(',').filter(Boolean).join(', ');
+      return `previewed from ${when(field(detail, 'from') || null)}: ${plural(Number(field(detail, 'records')) || 0, 'record')} in ${plural(Number(field(detail, 'pages')) || 0, 'page')}, ${warned ? `warnings: ${warned}` : 'no warnings'}; nothing delivered`;
+    }
     default:
       return `${action} ${JSON.stringify(detail)}`;
   }
