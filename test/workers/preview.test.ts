@@ -458,6 +458,40 @@ describe('a preview of an unsaved config', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  it('asks for a client_credentials token, kept in memory for the preview only, its secret redacted', async () => {
+    const fakes = installGuardedUpstream();
+    ({ upstream, receiver } = fakes);
+    const { provider } = fakes;
+    // The client's secret is a Worker secret FLEET_POLICY.env lists: an unsaved config has no other.
+    (provider as { clientSecret: string }).clientSecret = UPSTREAM_TOKEN;
+    upstream.add('a', recent(5));
+    const { headers: _headers, ...source } = runtimeConfig().source;
+    const auth = {
+      type: 'oauth2',
+      grant: 'client_credentials',
+      token_url: 'https://login.test/token',
+      client_id: 'crm-client',
+      client_secret: '${UPSTREAM_TOKEN}',
+      client_auth: 'body',
+    };
+
+    const { status: code, body } = await previewConfig({
+      ...unsavedConfig(),
+      source: { ...source, auth },
+    });
+
+    expect(code).toBe(200);
+    expect(body.records.map((record) => record.id)).toEqual(['a']);
+    expect(body.requests.map((request) => [request.method, request.status])).toEqual([
+      ['POST', 200],
+      ['GET', 200],
+    ]);
+    expect(body.requests[0]?.body).toBe(
+      'grant_type=client_credentials&client_id=crm-client&client_secret=***',
+    );
+    expect(provider.renewals).toBe(1);
+  });
+
   it('applies max_body to each page, as a run does', async () => {
     answers({ sessions: [session('a', recent(5), { blob: 'x'.repeat(4096) })], next_cursor: null });
 
