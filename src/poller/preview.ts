@@ -1,4 +1,5 @@
 import type { Sender } from '../delivery/index.ts';
+import { isoTime } from '../engine/iso-time.ts';
 import type { PollerEngine } from '../engine/poller.ts';
 import { previewStart, previewWindow } from '../preview/preview.ts';
 import { RequestLog } from '../preview/request-log.ts';
@@ -44,6 +45,14 @@ export async function previewPoller(host: PreviewHost, ask: PreviewAsk): Promise
   // Taken with no await since the check: no run can start between them.
   const state = store.read();
   const now = Date.now();
+  if (state.rateLimitedUntil !== null && state.rateLimitedUntil > now) {
+    // As a run asked for now, it waits for the upstream's own "not before" (R12).
+    const at = isoTime(state.rateLimitedUntil);
+    return {
+      outcome: 'busy',
+      error: `the upstream asked for no request before ${at} (rate limit): try again then`,
+    };
+  }
   const epoch = state.lease.held
     ? null
     : store.holdAside('preview', state.lease.epoch, now, now + config.lease_ttl);

@@ -268,6 +268,23 @@ describe('a preview of a poller by name', () => {
     await api('DELETE', `/pollers/${name}`);
   });
 
+  it('waits, as a run asked for now does, for the upstream\'s own "not before" (a rate limit)', async () => {
+    const name = await tokenInQuery();
+    const until = Date.now() + 10 * MINUTE;
+    await runInDurableObject(objectOf(name), (instance: Poller, state) => {
+      storeOf(instance).flush();
+      state.storage.sql.exec('UPDATE poller_state SET rate_limited_until = ?', until);
+      writtenBehindTheStore(instance);
+    });
+
+    const { status: code, body } = await previewOf(name);
+
+    expect(code).toBe(409);
+    expect(body.error).toContain(`no request before ${new Date(until).toISOString()}`);
+    expect(upstream.requests).toHaveLength(0);
+    await api('DELETE', `/pollers/${name}`);
+  });
+
   it('starts at the time asked for and reads no more pages than asked', async () => {
     const name = await tokenInQuery();
     for (const [i, id] of ['a', 'b', 'c', 'd', 'e'].entries()) upstream.add(id, recent(50 - i));
