@@ -89,7 +89,9 @@ const named = createRoute({
     ),
     400: errorResponse('A body that is not JSON or not { from, pages, records }.'),
     404: unknownPollerResponse,
-    409: errorResponse('A run holds the lease, or the config does not load (errors).'),
+    409: errorResponse(
+      'A run holds the lease, the upstream asked for no request yet (rate limit), or the config does not load (errors).',
+    ),
     ...adminRefusals,
   },
 });
