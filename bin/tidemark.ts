@@ -21,6 +21,7 @@ process.exitCode = await runCli({
   argv: process.argv.slice(2),
   env: process.env,
   fetch: (url, init) => fetch(url, init),
+  readFile: (path) => readFile(path, 'utf8'),
   async readDir(path) {
     const entries = await readdir(path, { withFileTypes: true });
     // A link to a config is a config: followed, or --prune would delete its poller.

@@ -43,7 +43,7 @@ const FORMATS = {
   },
 } satisfies Record<string, (text: string) => Parsed>;
 
-type Format = keyof typeof FORMATS;
+export type Format = keyof typeof FORMATS;
 
 /** Extensions of configs written in a format apply does not read: errors, never ignored. */
 const MISTAKEN_FORMATS = ['yaml', 'yml'];
@@ -84,21 +84,47 @@ export function readFleetFolder(dir: string, files: readonly FolderFile[]): Fold
       continue;
     }
     fileOf.set(name, file);
-    const parsed = FORMATS[extension as Format](text);
-    if (!parsed.ok) {
-      errors.push(`${file}${parsed.at === undefined ? '' : `:${parsed.at}`}: ${parsed.error}`);
+    const read = readConfigFile(file, extension as Format, text);
+    if (!read.ok) {
+      errors.push(read.error);
       continue;
     }
-    if (!isObject(parsed.value)) {
-      errors.push(
-        `${file}: must be one poller's config (a table of keys), not ${kindOf(parsed.value)}`,
-      );
-      continue;
-    }
-    pollers.push({ name, file, config: asJson(parsed.value) });
+    pollers.push({ name, file, config: read.config });
   }
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, pollers, ignored };
+}
+
+/** How a config file is read: by its extension (`toml`, `json`); undefined for any other. */
+export function configFormat(fileName: string): Format | undefined {
+  const dot = fileName.lastIndexOf('.');
+  const extension = fileName.slice(dot + 1).toLowerCase();
+  return dot > 0 && Object.hasOwn(FORMATS, extension) ? (extension as Format) : undefined;
+}
+
+/**
+ * One poller's config file, read as apply reads each file of a folder: one table of keys,
+ * as the API will take it. Errors name the file (and the line, when the parser knows it).
+ */
+export function readConfigFile(
+  file: string,
+  format: Format,
+  text: string,
+): { ok: true; config: Record<string, unknown> } | { ok: false; error: string } {
+  const parsed = FORMATS[format](text);
+  if (!parsed.ok) {
+    return {
+      ok: false,
+      error: `${file}${parsed.at === undefined ? '' : `:${parsed.at}`}: ${parsed.error}`,
+    };
+  }
+  if (!isObject(parsed.value)) {
+    return {
+      ok: false,
+      error: `${file}: must be one poller's config (a table of keys), not ${kindOf(parsed.value)}`,
+    };
+  }
+  return { ok: true, config: asJson(parsed.value) };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface CliIo {
   /** TIDEMARK_URL and TIDEMARK_TOKEN are read from here, and nothing else. */
   env: Readonly<Record<string, string | undefined>>;
   fetch: Fetch;
+  /** One file's text; throws when it cannot be read. */
+  readFile(path: string): Promise<string>;
   /** The regular files directly in a folder (not its subfolders); throws when it cannot be read. */
   readDir(path: string): Promise<FolderFile[]>;
   /** All of stdin; null when nothing is piped in (a terminal), so a secret is never typed on screen. */

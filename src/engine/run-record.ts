@@ -1,6 +1,9 @@
 // A run's line of history, and the triggers and outcomes it names (re-exported by ports.ts).
 
-/** What took the lease: a run's trigger, or an admin's dead-letter replay (which runs no poll). */
+/**
+ * What took the lease: a run's trigger, or an admin's dead-letter replay or preview (which
+ * run no poll).
+ */
 export type TriggerKind =
   | 'cron'
   | 'manual'
@@ -8,6 +11,7 @@ export type TriggerKind =
   | 'continuation'
   | 'recovery'
   | 'replay'
+  | 'preview'
   | 'nudge'
   | 'startup';
 

@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/healthz.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nudgeRoutes } from './routes/nudge.ts';
 import { pollerRoutes } from './routes/pollers.ts';
+import { previewRoutes } from './routes/preview.ts';
 import { secretRoutes } from './routes/secrets.ts';
 import { statusRoutes } from './routes/status.ts';
 import { securityHeaders } from './security-headers.ts';
@@ -47,6 +48,7 @@ app
   .route('/pollers', secretRoutes)
   .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
+  .route('/pollers', previewRoutes)
   .route('/demo', demoRoutes)
   .openapi(describe, (c) => c.json(servedDocument(documentOnce(), new URL(c.req.url).origin), 200))
   .notFound((c) => c.json({ error: 'not found' }, 404))

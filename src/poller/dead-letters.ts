@@ -142,7 +142,7 @@ export async function replayDeadLetter(
     });
     return { outcome: 'failed', key, error: result.error };
   } finally {
-    store.releaseReplay(epoch);
+    store.releaseAside(epoch);
     await rearm();
   }
 }
@@ -154,7 +154,7 @@ function holdLease(store: SqliteStore, context: RunContext): number | null {
   const now = context.now();
   const deliver: { timeout?: number } = context.config.deliver;
   const expiresAt = now + (deliver.timeout ?? 0) + REPLAY_LEASE_MARGIN_MS;
-  return store.holdForReplay(lease.epoch, now, expiresAt);
+  return store.holdAside('replay', lease.epoch, now, expiresAt);
 }
 
 /** Discards a dead letter for good, keeping the reason in the audit log. */

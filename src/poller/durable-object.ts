@@ -11,6 +11,7 @@ import {
 import { type EngineOf, engineOf } from './engine-port.ts';
 import { isNudgeToken } from './nudge-auth.ts';
 import { ObjectLife } from './object-life.ts';
+import { previewPoller } from './preview.ts';
 import { reconcileAdmin } from './reconcile-admin.ts';
 import { reportToRegistry } from './registry-report.ts';
 import type {
@@ -22,6 +23,8 @@ import type {
   NudgeRpcReply,
   OtherLife,
   PollerRpc,
+  PreviewAsk,
+  PreviewReply,
   PutSecretReply,
   QueuedDeadLetter,
   ReconcileReply,
@@ -91,6 +94,34 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
     const engine = await this.engine(this.seen());
     if (!engine.ok) return { outcome: 'ignored', reason: 'misconfigured' };
     return engine.engine.nudge();
+  }
+
+  /** POST /pollers/:name/preview: see previewPoller (src/poller/preview.ts). */
+  async preview(ask: PreviewAsk): Promise<PreviewReply> {
+    const name = this.life.named();
+    // Not seen(): a preview leaves nothing behind, not even the poller's first sighting.
+    if (this.store.meta.tombstoneOnly()) {
+      return { outcome: 'refused', status: 404, error: `no poller "${name}"` };
+    }
+    const engine = await this.engine(name);
+    if (!engine.ok) return { outcome: 'misconfigured', errors: engine.errors };
+    const own = await this.life.secrets.values(name);
+    if (!own.ok) return { outcome: 'misconfigured', errors: [`poller "${name}": ${own.error}`] };
+    const runtime = this.store.meta.runtimeConfig();
+    const incarnation = runtime === null ? 0 : (this.store.meta.incarnation() ?? 0);
+    const life = this.life.incarnation;
+    return previewPoller(
+      {
+        name,
+        env: this.env,
+        store: this.store,
+        runtime: runtime?.config,
+        own,
+        sender: { incarnation, check: () => life.check() },
+        engine: engine.engine,
+      },
+      ask,
+    );
   }
 
   async runs(limit: number): Promise<StoredRun[]> {

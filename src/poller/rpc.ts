@@ -1,6 +1,7 @@
 import type { NudgeReply } from '../engine/nudge.ts';
 import type { TriggerResult } from '../engine/poller.ts';
 import type { RunNowKind, RunRecord } from '../engine/ports.ts';
+import type { PreviewResult } from '../preview/preview.ts';
 import type { PutSecretResult, SecretListing } from '../secrets/index.ts';
 import type { CheckpointResult } from './admin.ts';
 import type { DeadLetterView, ReplayResult } from './dead-letters.ts';
@@ -107,6 +108,21 @@ export type PutSecretReply =
  */
 export type SealedSecretListing = SecretListing & { key_id: string; origins: string[] | null };
 
+/** POST /pollers/:name/preview: where the window starts, and how much to read at most. */
+export interface PreviewAsk {
+  /** A time (epoch ms), or the poller's checkpoint (as its next run would start). */
+  from: number | 'checkpoint';
+  pages: number;
+  records: number;
+}
+
+/** A preview's answer; `refused` for an erased object (no poller here). */
+export type PreviewReply =
+  | { outcome: 'previewed'; preview: PreviewResult }
+  | { outcome: 'busy'; error: string }
+  | { outcome: 'refused'; status: 404; error: string }
+  | Misconfigured;
+
 /** What the object has written to storage since it started, for cost checks. */
 export interface StorageStats {
   rowsWritten: number;
@@ -135,6 +151,11 @@ export interface PollerRpc {
   run(id: number): Promise<StoredRun | null>;
   /** Runs now (`manual`, audited; or npm start's `startup`) and answers with the run's outcome, or says why it was skipped. */
   runNow(kind?: RunNowKind): Promise<RunNowReply>;
+  /**
+   * Reads one window as a run would, under the poller's lease, and answers with its requests
+   * and records: delivers nothing, writes nothing but the lease and an audit line.
+   */
+  preview(ask: PreviewAsk): Promise<PreviewReply>;
   /** Starts a reconciliation listing now, or confirms the deletes one holds. */
   reconcile(action: 'start' | 'confirm'): Promise<ReconcileReply>;
   /** Pauses (every trigger skipped) or resumes the poller. */

@@ -1,6 +1,7 @@
 import { envValues } from '../catalog.ts';
 import { credentialsIn } from '../config/credential-forms.ts';
 import { redact } from '../config/interpolate.ts';
+import type { PollerEntry } from '../config/load.ts';
 import { scheduleOf } from '../config/schedule.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { createDeliverer, type Sender } from '../delivery/index.ts';
@@ -15,6 +16,7 @@ import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { fetchRecordById } from '../sources/fetch-record.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
+import type { NextPathMemo } from '../sources/paging/index.ts';
 import { boundPrecision } from '../sources/time.ts';
 import { tombstoneRule } from '../sources/tombstone.ts';
 import type { OwnSecrets, OwnSecretValues } from './own-secrets.ts';
@@ -47,6 +49,7 @@ export function wirePoller(
   pollerSecrets: PollerSecretSet = { values: {}, origins: {} },
   /** Which life of the object sends: checked before each request and delivery (R14). */
   sender: Sender = { incarnation: 0, check: () => {} },
+  options: WireOptions = {},
 ): Wiring {
   const loaded = loadPollerConfig(name, env, runtime, pollerSecrets.values);
   if ('missing' in loaded) return { ok: false, errors: [loaded.missing] };
@@ -60,7 +63,34 @@ export function wirePoller(
     pollerSecrets.origins,
   );
   if (unbound.length > 0) return { ok: false, errors: unbound };
+  return wireLoaded(name, env, store, { entry, declared: loaded.declared }, sender, options);
+}
+
+/** What a preview changes in a poller's wiring (src/preview/); a run's wiring takes none. */
+export interface WireOptions {
+  /** Wraps every request the source and its token endpoint send (a preview records them). */
+  tap?: (fetch: HttpFetch) => HttpFetch;
+  /** Takes what the pages show of next.path, instead of the store's memo (which writes). */
+  nextPaths?: NextPathMemo;
+  /** Where oauth2 keeps its tokens, instead of the store's vault (an unsaved config's: memory). */
+  vault?: () => TokenVault | null;
+}
+
+/**
+ * Connects a config already loaded and checked (wirePoller, or a preview's unsaved config
+ * read under FLEET_POLICY) to HTTP, delivery and `store`.
+ */
+export function wireLoaded(
+  name: string,
+  env: Env,
+  store: PollerStore,
+  loaded: { entry: Extract<PollerEntry, { ok: true }>; declared: boolean },
+  sender: Sender = { incarnation: 0, check: () => {} },
+  options: WireOptions = {},
+): Wiring {
+  const { entry } = loaded;
   const { config } = entry;
+  const tap = options.tap ?? ((fetch: HttpFetch) => fetch);
   // Redacted wherever text is shown: the `${NAME}` values, and every credential the config
   // sends as written (an Authorization header, an api_key parameter) in each form it may
   // come back in.
@@ -80,10 +110,14 @@ export function wirePoller(
     }
     reach = (request) => binding.fetch(request);
   }
-  const sourceFetcher: HttpFetch = (request) => {
+  const sourceFetcher: HttpFetch = tap((request) => {
     sender.check();
     return reach(request);
-  };
+  });
+  const outside = tap((request) => {
+    sender.check();
+    return fetch(request);
+  });
   const delivery = createDeliverer(
     name,
     config.deliver,
@@ -103,8 +137,7 @@ export function wirePoller(
       if (new URL(request.url).origin === new URL(config.source.url).origin) {
         return sourceFetcher(request);
       }
-      sender.check();
-      return fetch(request);
+      return outside(request);
     };
     const built = authorizerOf(config.source.auth, {
       tokenEndpoint: tokenEndpointOf(tokenFetcher, {
@@ -113,7 +146,7 @@ export function wirePoller(
         secrets: [],
         now,
       }),
-      vault: () => tokenVaultOf(store, env, name),
+      vault: options.vault ?? (() => tokenVaultOf(store, env, name)),
       now,
       secrets,
       origin: new URL(config.source.url).origin,
@@ -124,7 +157,8 @@ export function wirePoller(
   }
   // What each page shows of its next-page body path, kept by the store (a misspelt one is
   // warned of in status); none for a store without the memo (the engine's own tests).
-  const nextPaths = (store as Partial<Pick<SqliteStore, 'nextPaths'>>).nextPaths;
+  const nextPaths =
+    options.nextPaths ?? (store as Partial<Pick<SqliteStore, 'nextPaths'>>).nextPaths;
   const shared = {
     maxRateLimitWait: config.max_rate_limit_wait,
     log,

@@ -13,7 +13,8 @@
  * dashboard-discard.png (the reason dialog), dashboard-390.png, dashboard-poller-390.png and
  * dashboard-dead-letters-390.png (a 390 px wide phone), dashboard-disconnected.png, dashboard-fleet.png (60 runtime pollers,
  * filtered by label and state), dashboard-fleet-390.png, and dashboard-reconcile-390.png (held
- * deletes at 390 px) and dashboard-reconcile.png (after Confirm deletes).
+ * deletes at 390 px), dashboard-reconcile.png (after Confirm deletes), and dashboard-preview.png
+ * and dashboard-preview-390.png (a paused poller's Preview).
  *
  *   npm run test:e2e     (needs /usr/bin/chromium: apt-get install chromium)
  */
@@ -43,6 +44,8 @@ const PAUSED = 'e2e-fleet-06';
 const RECONCILED = 'e2e-reconcile';
 /** A runtime poller with max_attempts = 1 whose receiver (/refuse) refuses every delivery. */
 const REFUSED = 'e2e-refused';
+/** A paused runtime poller previewed from its page. */
+const PREVIEWED = 'e2e-preview';
 
 function fail(message: string): never {
   console.error(`e2e: ${message}`);
@@ -68,6 +71,8 @@ const UPSTREAM_DOWN =
   'upstream down (e2e): the sessions cluster is being moved to new hardware; every request is refused until the move is over, retry later (end of message)';
 let upstreamFails = true;
 let receiverFails = true;
+/** Deliveries to /hook, whatever it answered: a preview must add none. */
+let hooksReceived = 0;
 const fake: Server = createServer((request, response) => {
   const url = new URL(request.url ?? '/', 'http://fake');
   request.resume();
@@ -89,6 +94,7 @@ const fake: Server = createServer((request, response) => {
       response.end('receiver refuses everything (e2e)');
     });
   } else if (url.pathname === '/hook') {
+    hooksReceived += 1;
     request.on('end', () => {
       response.writeHead(receiverFails ? 500 : 204);
       response.end(receiverFails ? 'receiver down (e2e)' : undefined);
@@ -570,6 +576,9 @@ try {
     // --- Reconciliation: held deletes, Reconcile now and Confirm deletes -------------------
     await reconciliation(page);
 
+    // --- Preview: a paused poller read from its page, nothing delivered ---------------------
+    await previewing(page);
+
     if (violations.length > 0)
       throw new Error(`the page broke its Content-Security-Policy:\n  ${violations.join('\n  ')}`);
     step('no Content-Security-Policy violation');
@@ -763,6 +772,47 @@ async function auditInWords(page: Page): Promise<void> {
   const raw = lines.filter((line) => /[{}[\]]|"\w+":/.test(line));
   if (raw.length > 0) throw new Error(`audit lines in raw JSON:\n  ${raw.join('\n  ')}`);
   step(`${lines.length} audit lines, each in words`);
+}
+
+/**
+ * A paused runtime poller (it never runs) previewed from its page: the answer shows below
+ * the panel, its three records and their request, stays there across the panel's refresh
+ * (every 5 s), and fits a 390 px phone; the poller's receiver got nothing.
+ */
+async function previewing(page: Page): Promise<void> {
+  const name = PREVIEWED;
+  const created = await admin('PUT', `/pollers/${name}`, {
+    every: '1d',
+    start_from: new Date(started - 30 * 60_000).toISOString(),
+    source: { url: `${fakeBase}/items`, from_param: 'since', items: 'items' },
+    deliver: { type: 'webhook', url: `${fakeBase}/hook`, secret: '${WEBHOOK_SECRET}' },
+  });
+  if (created.status !== 201)
+    throw new Error(`PUT /pollers/${name} answered ${created.status}: ${await created.text()}`);
+  await admin('POST', `/pollers/${name}/pause`, { reason: 'previewed only' });
+  const hooks = hooksReceived;
+
+  await page.goto(`${BASE}/dashboard/pollers/${name}`);
+  await page.locator(`section[data-poller-page="${name}"]`).waitFor({ timeout: 15_000 });
+  await page.locator(`button[data-action="preview"][data-poller="${name}"]`).click();
+  step(`"Preview": ${await noticeMatches(page, new RegExp(`^Preview of ${name}: 3 records`))}`);
+  const result = page.locator('#preview-result');
+  for (const record of records)
+    await result.locator('td', { hasText: record.id }).first().waitFor();
+  await result.locator('td', { hasText: `${fakeBase}/items?since=` }).waitFor();
+  // The panel refreshes every 5 s: the answer is outside it, and stays.
+  await page.waitForTimeout(6_000);
+  if ((await result.locator('td', { hasText: 'e2e-1' }).count()) === 0)
+    throw new Error("the panel's refresh took the preview away");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await noHorizontalOverflow(page, 'the poller page with a preview');
+  await shot(page, 'dashboard-preview-390.png');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await shot(page, 'dashboard-preview.png');
+  if (hooksReceived !== hooks) throw new Error('a preview delivered something');
+  step(
+    'the preview shows its records and request, below a refreshing panel, and delivered nothing',
+  );
 }
 
 async function waitFor(

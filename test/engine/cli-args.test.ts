@@ -66,6 +66,9 @@ async function run(argv: string[], env: Record<string, string> = {}) {
       requests.push(url);
       return { status: 500, text: async () => '{"error":"no network in this test"}' };
     },
+    readFile: async (path) => {
+      throw new Error(`ENOENT: no such file, ${path}`);
+    },
     readDir: async () => [],
     readStdin: async () => null,
     stdout: (text) => {
@@ -131,6 +134,9 @@ describe('tidemark: commands, help and the environment', () => {
       env: { TIDEMARK_URL: 'http://127.0.0.1:8787', TIDEMARK_TOKEN: 't' },
       fetch: async () => {
         throw new TypeError('fetch failed', { cause: refused });
+      },
+      readFile: async (path) => {
+        throw new Error(`ENOENT: no such file, ${path}`);
       },
       readDir: async () => [],
       readStdin: async () => null,

@@ -56,6 +56,7 @@ async function list(items: unknown[] = LISTED.items) {
       return { status: 200, text: async () => JSON.stringify(body) };
     },
     readDir: async () => [],
+    readFile: async () => '',
     readStdin: async () => null,
     stdout: (text) => {
       stdout += text;

@@ -132,7 +132,11 @@ describe('the public routes', () => {
       expect(html).toContain('<form id="login">');
       expect(html).toContain('sessionStorage');
       expect(html).not.toContain('demo_sessions');
-      expect(html).not.toContain('checkpoint');
+      // No poller's row or facts, and no time (a checkpoint's): its script names fields
+      // (a preview's `checkpoint`), never values.
+      expect(html).not.toContain('<tr data-poller=');
+      expect(html).not.toContain('<dl class="facts">');
+      expect(html).not.toMatch(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/);
     }
   });
 

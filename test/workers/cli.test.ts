@@ -29,6 +29,11 @@ async function tidemark(
     argv,
     env: { TIDEMARK_URL: 'https://tidemark.test', TIDEMARK_TOKEN: options.token ?? ADMIN_TOKEN },
     fetch: (url, init) => exports.default.fetch(url, init),
+    readFile: async (path) => {
+      const text = options.files?.[path.replace(/^fleet\//, '')];
+      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+      return text;
+    },
     readDir: async (path) => {
       if (path !== 'fleet') throw new Error(`ENOENT: no such directory, ${path}`);
       return Object.entries(options.files ?? {}).map(([name, text]) => ({ name, text }));
@@ -379,5 +384,83 @@ describe('tidemark dead-letters', () => {
     const none = await tidemark(['dead-letters', 'list', name, '--json']);
     expect(JSON.parse(none.stdout)).toEqual([]);
     await api('DELETE', `/pollers/${name}`);
+  });
+});
+
+describe('tidemark preview: a config or a poller, delivering nothing', () => {
+  it('previews a file under its name: warnings first, then the requests and a records table', async () => {
+    upstream.add('r1', Date.now() - 20 * 60_000);
+    upstream.respondOnce(() =>
+      Response.json({
+        sessions: [{ id: 'r1', updated_at: new Date(Date.now() - 20 * 60_000).toISOString() }],
+        next_cursor: null,
+        errors: [{ message: 'partial data' }],
+      }),
+    );
+    const name = unique('cli-preview');
+
+    const result = await tidemark(['preview', `fleet/${name}.toml`, '--pages', '2'], {
+      files: { [`${name}.toml`]: tomlConfig('60s', 'acme') },
+    });
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toBe('1 warning(s):');
+    expect(lines[1]).toContain('! body_errors: page 1 has "errors"');
+    const requests = lines.indexOf('Requests:');
+    const records = lines.findIndex((line) => line.startsWith('Records ('));
+    expect(requests).toBeGreaterThan(1);
+    expect(lines[requests + 1]).toMatch(/^ {2}METHOD +STATUS +TIME +BYTES +URL$/);
+    expect(lines[requests + 2]).toMatch(
+      /^ {2}GET +200 +\d+ ms +\d+ B +https:\/\/upstream\.test\/v1\/sessions\?/,
+    );
+    expect(lines[records]).toBe('Records (1):');
+    expect(lines[records + 1]).toMatch(/^ {2}ID +UPDATED_AT +OP +RECORD$/);
+    expect(lines[records + 2]).toMatch(/^ {2}r1 +\S+Z +upsert +\{"id":"r1"/);
+    expect(result.stdout).toContain('Nothing was delivered or stored.');
+    expect(await storedConfig(name)).toBeNull();
+  });
+
+  it('previews a poller by name, and prints the answer as JSON with --json', async () => {
+    const name = unique('cli-preview');
+    await api('PUT', `/pollers/${name}`, runtimeConfig());
+    upstream.add('r1', Date.now() - 60_000);
+    const from = new Date(Date.now() - 10 * 60_000).toISOString();
+
+    const result = await tidemark(['preview', name, '--from', from, '--json']);
+
+    expect(result.code).toBe(0);
+    const answer = JSON.parse(result.stdout) as {
+      records: { id: string }[];
+      checkpoint: { from: string; from_source: string };
+    };
+    expect(answer.records.map((record) => record.id)).toEqual(['r1']);
+    expect(answer.checkpoint).toMatchObject({ from, from_source: 'asked' });
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('prints every error of a config the Worker refuses, and exits 1', async () => {
+    const result = await tidemark(['preview', 'fleet/broken.json'], {
+      files: { 'broken.json': JSON.stringify({ ...runtimeConfig(), every: 'often', colour: 1 }) },
+    });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('POST /pollers/preview: HTTP 400: invalid poller config');
+    expect(result.stderr).toContain('  - poller "broken": every');
+    expect(result.stderr).toContain('  - poller "broken": colour');
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('names a file it cannot read, and refuses --from checkpoint for a file', async () => {
+    const missing = await tidemark(['preview', 'fleet/nowhere.toml']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read fleet/nowhere.toml');
+
+    const file = await tidemark(['preview', 'fleet/x.toml', '--from', 'checkpoint'], {
+      files: { 'x.toml': tomlConfig('60s', 'acme') },
+    });
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain('a config file has no checkpoint');
   });
 });

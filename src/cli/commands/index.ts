@@ -10,6 +10,7 @@ import {
   pollersResume,
   pollersRun,
 } from './pollers.ts';
+import { preview } from './preview.ts';
 import { secretsSet } from './secrets.ts';
 
 /** Every command, by the words that name it: a new command is one entry here. */
@@ -26,6 +27,7 @@ export const COMMANDS = {
   'dead-letters replay': deadLettersReplay,
   'dead-letters discard': deadLettersDiscard,
   apply,
+  preview,
 } as const satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;

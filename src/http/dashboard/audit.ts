@@ -55,6 +55,10 @@ export function auditSentence({ action, detail }: AuditEntry): string {
       return 'listing requested (Reconcile now)';
     case 'reconcile.confirmed':
       return `${plural(Number(field(detail, 'deletes')) || 0, 'held delete')} confirmed and delivered`;
+    case 'preview': {
+      const warned = field(detail, 'warnings').split(',').filter(Boolean).join(', ');
+      return `previewed from ${when(field(detail, 'from') || null)}: ${plural(Number(field(detail, 'records')) || 0, 'record')} in ${plural(Number(field(detail, 'pages')) || 0, 'page')}, ${warned ? `warnings: ${warned}` : 'no warnings'}; nothing delivered`;
+    }
     default:
       return `${action.replace(/[._]/g, ' ')}${detailText(detail)}`;
   }

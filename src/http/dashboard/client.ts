@@ -1,3 +1,4 @@
+import { PREVIEW_ACTIONS } from './client-preview.ts';
 import { RECONCILE_ACTIONS } from './client-reconcile.ts';
 
 /**
@@ -262,7 +263,7 @@ async function discard(name, letter, label, reason) {
   if (result.status === 404) return say('Dead letter ' + label + ' of ' + name + ' is already gone', 'warn');
   say('Could not discard dead letter ' + label + ': ' + why(result.data, result.status), 'error');
 }
-${RECONCILE_ACTIONS}async function replayAll(name) {
+${RECONCILE_ACTIONS}${PREVIEW_ACTIONS}async function replayAll(name) {
   const seen = new Set();
   let cursor = null;
   let delivered = 0;
@@ -347,6 +348,7 @@ panel.addEventListener('click', (event) => {
       'Confirm deletes', false, () => act(button, () => confirmDeletes(poller)));
   }
   if (action === 'reconcile') return act(button, () => reconcile(poller));
+  if (action === 'preview') return act(button, () => preview(poller));
   act(button, () => pollerAction(action, poller));
 });
 

@@ -18,6 +18,7 @@ import { labelList } from './fleet-rows.ts';
 import { plural, relative, seconds, when } from './format.ts';
 import { freshnessRows } from './freshness.ts';
 import { pollerActions } from './panel.ts';
+import { previewButton } from './preview-button.ts';
 import { reconcileSection, reconcileWhyLine } from './reconcile.ts';
 import { runTable } from './run-table.ts';
 
@@ -96,7 +97,7 @@ export function pollerPanel(page: PollerPage, now: Date) {
           html`<li class="${index === 0 ? '' : status.alerts.includes(line) || status.config_errors.includes(line) ? 'error' : 'warn'}">${authWhyLine(status, line) ?? reconcileWhyLine(status, line) ?? line}</li>`,
       )}
     </ul>
-    <p class="actions">${pollerActions(status)}</p>
+    <p class="actions">${pollerActions(status)} ${previewButton(status.name)}</p>
     ${facts(page, at)}
     ${authSection(status, page.refreshSecret, at)}
     ${reconcileSection(status, at)}

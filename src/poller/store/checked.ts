@@ -30,6 +30,7 @@ export const TRIGGER_KINDS = {
   continuation: true,
   recovery: true,
   replay: true,
+  preview: true,
   nudge: true,
   startup: true,
 } as const satisfies KnownSet<TriggerKind>;

@@ -113,17 +113,24 @@ export class PollerStateStore implements PollerStore {
   }
 
   /**
-   * Takes the lease for a dead-letter replay (R4): the next epoch, straight to "running" so
-   * that no alarm starts a run under it, and without touching a booked retry or continuation,
-   * which still comes after it. Null when a lease is held.
+   * Takes the lease for work beside the runs (R4): a dead-letter replay, or a preview. The
+   * next epoch, straight to "running" so that no alarm starts a run under it, and without
+   * touching a booked retry or continuation, which still comes after it. Null when a lease
+   * is held.
    */
-  holdForReplay(expectedEpoch: number, startedAt: number, expiresAt: number): number | null {
+  holdAside(
+    trigger: 'replay' | 'preview',
+    expectedEpoch: number,
+    startedAt: number,
+    expiresAt: number,
+  ): number | null {
     const epoch = expectedEpoch + 1;
     const taken = this.host.updateState(
-      `epoch = ?, lease_trigger = 'replay', lease_held = 1, lease_phase = 'running',
+      `epoch = ?, lease_trigger = ?, lease_held = 1, lease_phase = 'running',
          lease_started_at = ?, lease_expires_at = ?`,
       'WHERE id = 1 AND epoch = ? AND lease_held = 0',
       epoch,
+      trigger,
       startedAt,
       expiresAt,
       expectedEpoch,
@@ -131,8 +138,8 @@ export class PollerStateStore implements PollerStore {
     return taken > 0 ? epoch : null;
   }
 
-  /** Gives back a replay's lease; fenced, as a recovery may have taken an expired one over. */
-  releaseReplay(epoch: number): boolean {
+  /** Gives back a lease held aside; fenced, as a recovery may have taken an expired one over. */
+  releaseAside(epoch: number): boolean {
     return this.host.updateState('lease_held = 0', FENCE, epoch) > 0;
   }
 
