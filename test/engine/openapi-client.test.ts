@@ -5,7 +5,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { parse } from 'smol-toml';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
+import { app } from '../support/worker.ts';
 
 /**
  * A client generated from GET /openapi.json as served, with openapi-typescript as a user
