@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { redact } from '../../src/config/interpolate.ts';
 
 /**
- * A secret is redacted in every form text can hold it in: as written, URL-encoded, and inside
- * a JSON string as JavaScript or PHP's json_encode wrote it.
+ * A secret is redacted in every form text can hold it in: as written, URL-encoded as
+ * encodeURIComponent, a query string or the URL parser wrote it, and inside a JSON string as
+ * JavaScript or PHP's json_encode wrote it.
  */
 
 /**
@@ -34,5 +35,21 @@ describe('redacting a secret', () => {
     const upper = phpJson(secret, true);
     expect(upper).toContain('\\u00E4');
     expect(redact(`echo ${upper}`, [secret])).toBe('echo "***"');
+  });
+
+  it('hides a key as the URL parser writes it in a path or a query, which encodes { } but not |', () => {
+    const secret = 'p4ss{w0rd}|xyz';
+    const path = new URL(`https://api.example.com/k/${secret}/deleted`).href;
+    expect(path).toBe('https://api.example.com/k/p4ss%7Bw0rd%7D|xyz/deleted');
+    expect(redact(`GET ${path}: HTTP 500`, [secret])).toBe(
+      'GET https://api.example.com/k/***/deleted: HTTP 500',
+    );
+    const query = new URL(`https://api.example.com/x?key=${secret} ^"`).href;
+    expect(redact(query, [`${secret} ^"`])).toBe('https://api.example.com/x?key=***');
+  });
+
+  it('leaves text alone that only a URL-normalised, shorter form of the secret would match', () => {
+    expect(redact('see ../x and x', ['../x'])).toBe('see *** and x');
+    expect(redact('a=1&b=2', ['a=1?&b'])).toBe('a=1&b=2');
   });
 });
