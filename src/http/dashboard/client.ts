@@ -1,3 +1,4 @@
+import { OVERVIEW_VIEW } from './client-overview.ts';
 import { PREVIEW_ACTIONS } from './client-preview.ts';
 import { RECONCILE_ACTIONS } from './client-reconcile.ts';
 
@@ -149,57 +150,7 @@ function reset() {
   showBanner();
 }
 
-// The overview's view: filters and cursor in the URL, the cursors of earlier pages in history.state.
-const view = () => new URLSearchParams(location.search);
-const trail = () => (history.state && Array.isArray(history.state.trail) ? history.state.trail : []);
-function panelSource() {
-  if (!fleet) return source;
-  const params = new URLSearchParams();
-  for (const [name, value] of view()) if (value && [...FILTERS, 'cursor'].includes(name)) params.set(name, value);
-  const query = params.toString();
-  return source + (query ? '?' + query : '');
-}
-function go(params, cursors) {
-  const query = params.toString();
-  history.pushState({ trail: cursors }, '', location.pathname + (query ? '?' + query : ''));
-  showView();
-}
-function filterBy(changes) {
-  const params = view();
-  params.delete('cursor');
-  for (const [name, value] of Object.entries(changes)) {
-    if (value) params.set(name, value);
-    else params.delete(name);
-  }
-  go(params, []);
-}
-function showView() {
-  const params = view();
-  for (const name of FILTERS) byId('filter-' + name).value = params.get(name) || '';
-  say('');
-  shown = '';
-  refresh();
-}
-function showPager() {
-  if (!fleet) return;
-  const page = panel.querySelector('[data-fleet-page]');
-  if (!page) return;
-  const cursor = view().get('cursor');
-  const count = Number(page.dataset.count);
-  const earlier = trail();
-  byId('page-prev').disabled = byId('page-first').disabled = !cursor;
-  byId('page-next').disabled = !page.dataset.nextCursor;
-  byId('page-next').dataset.cursor = page.dataset.nextCursor;
-  // After a reload without history the page number is unknown: say where the page starts.
-  const first = cursor && earlier.length === 0 ? null : earlier.length * Number(page.dataset.limit) + 1;
-  byId('page-range').textContent =
-    count === 0 ? 'no poller on this page'
-    : first === null ? count + ' after ' + cursor
-    : 'pollers ' + first + '–' + (first + count - 1);
-  byId('pager').hidden = false;
-}
-
-async function call(method, path, body) {
+${OVERVIEW_VIEW}async function call(method, path, body) {
   try {
     const response = await fetch(path, {
       method,
