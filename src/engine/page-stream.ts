@@ -31,6 +31,23 @@ export interface Paging {
   /** source.page_delay, waited with `sleep` before each request but the run's first. */
   pageDelay?: number | undefined;
   sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** source.resume: the window is a round, continued from its kept cursor (R20). */
+  round?: RoundPaging | undefined;
+}
+
+/**
+ * A resume round as the stream runs it: it starts at the cursor kept by the run before
+ * (null: the round's first page), keeps the next cursor once each page was handled (the
+ * consumer asked for the next), and ends at the page that holds the token.
+ */
+export interface RoundPaging {
+  cursor: string | null;
+  /** Pages of the round handled before this window (its kept cursor's page number). */
+  pages: number;
+  /** Keeps the next page's cursor (fenced: false when the lease was lost). */
+  keep(cursor: string, pages: number): boolean;
+  /** Set by the stream: the token the round's last page held. */
+  token: string | null;
 }
 
 /** One page of the window, numbered from 1. */
@@ -74,7 +91,9 @@ export async function* pages(
 ): AsyncGenerator<StreamStep, void, undefined> {
   const { source, budget, tally, now } = paging;
   const cursors = new Set<string>();
-  let cursor: string | null = null;
+  const round = paging.round;
+  let cursor: string | null = round?.cursor ?? null;
+  if (cursor !== null) cursors.add(cursor);
   let number = 0;
   const ahead = new PageAhead();
   // The number of the page the consumer holds (0: none): the one it may ask ahead of.
@@ -138,6 +157,23 @@ export async function* pages(
           }
         },
       };
+      if (round !== undefined) {
+        // The round ends at the page with the token, whatever it says of a next page.
+        if (result.resume !== undefined) {
+          round.token = result.resume;
+          return;
+        }
+        if (next === null) {
+          yield roundWithoutToken(number);
+          return;
+        }
+        // Resumed: the consumer handled this page. A budget stop or a crash from here on
+        // continues at the next one, never from the round's start (R20).
+        if (!round.keep(next, round.pages + number)) {
+          yield { kind: 'fenced' };
+          return;
+        }
+      }
       if (next === null) return;
       if (cursors.has(next)) {
         yield pagingLoop(next, number);
@@ -178,5 +214,14 @@ function pagingLoop(next: string, number: number): StreamEnd {
     kind: 'failed',
     failure: 'transient',
     error: `page ${number}: paging loop: the upstream sent a next page it had already sent in this window (${shown})`,
+  };
+}
+
+/** A round whose last page holds no token: the next round could not start, so it fails. */
+function roundWithoutToken(number: number): StreamEnd {
+  return {
+    kind: 'failed',
+    failure: 'transient',
+    error: `page ${number}: the round's last page holds no token at source.resume.path`,
   };
 }

@@ -56,6 +56,8 @@ export type PageResult =
       malformed: MalformedRecord[];
       /** Where the next page of the window is; null when this was the last. */
       next: string | null;
+      /** source.resume: the token this page holds, which ends its round. */
+      resume?: string;
       /** The upstream's clock minus ours, from its Date header (R11). */
       skewMs?: number;
       /** The rate-limit quota is spent: no request before this time. */
@@ -191,6 +193,33 @@ export interface WindowCommit {
   checkpoint: number;
   remember: LedgerEntry[];
   pruneBelow: number;
+  /** source.resume: the token the round ended with, stored with C in one write (R20). */
+  round?: RoundCommit;
+}
+
+/** The end of a resume round: its token, and when it was handed out (our clock). */
+export interface RoundCommit {
+  token: string;
+  at: number;
+}
+
+/** source.resume: where the rounds stand. */
+export interface RoundState {
+  /** The token the next round starts from; null: from source.url (the first round, a resync). */
+  token: string | null;
+  /** When the token was stored (our clock). */
+  tokenAt: number | null;
+  /** The next page of the round in progress, kept as each page is handled; null: its first. */
+  cursor: string | null;
+  /** Pages of the round in progress handled so far. */
+  pages: number;
+}
+
+/** source.resume: the round's token and its page cursor (one owner, fenced like C, R6). */
+export interface RoundStore {
+  read(): RoundState;
+  /** Keeps the next page of the round in progress once a page was handled (R20). */
+  keepCursor(epoch: number, cursor: string, pages: number): boolean;
 }
 
 /**
@@ -225,12 +254,16 @@ export interface PollerStore {
   markRunning(epoch: number, expiresAt: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */
   delivered(from: number): Set<string>;
-  /** Moves C and keeps only the ledger the next window can need. */
+  /**
+   * Moves C and keeps only the ledger the next window can need; with `round`, stores the
+   * round's token (its cursor done) in the same write (R20).
+   */
   commitWindow(
     epoch: number,
     checkpoint: number,
     remember: LedgerEntry[],
     pruneBelow: number,
+    round?: RoundCommit,
   ): boolean;
   /** Remembers deliveries of a window that did not complete, so the retry skips them. */
   remember(epoch: number, entries: LedgerEntry[]): boolean;
@@ -266,6 +299,8 @@ export interface PollerStore {
   rememberIds?(epoch: number, entries: readonly RememberedId[]): boolean;
   /** source.deletions: that stream's checkpoint and ledger. */
   deletionsStream?: StreamStore;
+  /** source.resume: the round's token and page cursor. */
+  rounds?: RoundStore;
   /** reconcile: the listing's state, its ids and what it found. */
   reconciliation?: ReconcileStore;
   /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */

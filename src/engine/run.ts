@@ -15,6 +15,7 @@ import type {
   Wakeup,
   WindowCommit,
 } from './ports.ts';
+import { roundCommit, startRound } from './rounds.ts';
 import { progressToCommit } from './sorted-progress.ts';
 import { planWindow } from './window.ts';
 
@@ -198,7 +199,7 @@ class Run {
       const state = store.read();
       const T = sctx.now();
       const checkpoint = state.checkpoint ?? config.start_from ?? T;
-      const window = planWindow({
+      const planned = planWindow({
         checkpoint,
         overlap: config.overlap,
         maxWindow: config.max_window,
@@ -206,6 +207,9 @@ class Run {
         now: T,
         ...(sctx.precision ? { precision: sctx.precision } : {}),
       });
+      // source.resume: the window is a round, from the stored token (engine/rounds.ts).
+      const started = startRound(sctx, epoch, planned);
+      const window = started?.window ?? planned;
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
       let lastCommitAt = sctx.now();
@@ -228,7 +232,15 @@ class Run {
         return 'committed' as const;
       };
       const spentBefore = budget.subrequests;
-      const result = await pollWindow(sctx, epoch, window, budget, tally, onProgress);
+      const result = await pollWindow(
+        sctx,
+        epoch,
+        window,
+        budget,
+        tally,
+        onProgress,
+        started?.round,
+      );
       if (result.kind === 'fenced') return ended(this.fenced());
       const next = decideAfterWindow({
         result,
@@ -276,6 +288,8 @@ class Run {
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
+      const round = roundCommit(started?.round, sctx.now());
+      if (round) done.round = round;
       tally.windows += 1;
       // A window that left updates failing ends the stream's turn (R19): its next window would
       // retry them at once, and a receiver that is down would spend their attempts within one
@@ -355,7 +369,13 @@ class Run {
   }
 
   private commitDone(sctx: RunContext, done: WindowCommit): boolean {
-    return sctx.store.commitWindow(this.epoch, done.checkpoint, done.remember, done.pruneBelow);
+    return sctx.store.commitWindow(
+      this.epoch,
+      done.checkpoint,
+      done.remember,
+      done.pruneBelow,
+      done.round,
+    );
   }
 }
 

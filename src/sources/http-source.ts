@@ -1,4 +1,5 @@
 import { redact } from '../config/interpolate.ts';
+import { tokenUrlProblem } from '../config/resume.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
@@ -81,6 +82,16 @@ export class HttpSource implements Source {
       shownText ??= shownDraft(this.config, this.shownUrl(window, cursor));
       return shownText;
     };
+    // A token handed out as a URL goes only where the source's credentials may go.
+    const token = window.round?.token ?? null;
+    if (
+      token !== null &&
+      this.config.resume !== undefined &&
+      this.config.resume.param === undefined
+    ) {
+      const problem = tokenUrlProblem(this.config.url, token);
+      if (problem !== null) return { ok: false, kind: 'misconfigured', error: problem };
+    }
     let draft: RequestDraft;
     try {
       draft = pageDraft(this.config, window, cursor, this.windowDraft(window));
@@ -189,11 +200,13 @@ export class HttpSource implements Source {
       if (isUpdate(read)) updates.push(read);
       else malformed.push(read);
     }
+    const resume = this.config.resume && readPath(parsed, this.config.resume.path);
     return {
       ok: true,
       updates,
       malformed,
       next: next.next,
+      ...(typeof resume === 'string' && resume !== '' ? { resume } : {}),
       ...measured,
       // The quota is spent: this page is good, but the next request must wait for the reset.
       ...(limit.exhausted && limit.notBefore !== undefined ? { pauseUntil: limit.notBefore } : {}),
