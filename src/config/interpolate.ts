@@ -168,20 +168,55 @@ function escapeLiterals(text: string, references: ReadonlySet<string>): string {
 
 /**
  * Replaces every occurrence of a secret in `text` with "***": as written, as it appears
- * once encoded into a URL (percent-encoded, or form-encoded in a query string), and inside a
- * JSON string (a request body an upstream echoes back).
+ * once encoded into a URL (percent-encoded; as the URL parser writes a path or a query, which
+ * leaves some characters as they are; form-encoded in a query string), and inside a JSON
+ * string (a request body an upstream echoes back), as JavaScript writes one and as PHP's
+ * json_encode does (`/` as `\/`, non-ASCII as `\uXXXX`).
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
     if (secret.length < 3) continue;
-    const forms = new Set([
-      secret,
-      encodeURIComponent(secret),
-      new URLSearchParams({ s: secret }).toString().slice(2),
-      JSON.stringify(secret).slice(1, -1),
-    ]);
-    for (const form of forms) out = out.split(form).join('***');
+    for (const form of formsOf(secret)) out = out.split(form).join('***');
   }
   return out;
+}
+
+/** The ways `secret` can be written in text an upstream or a URL parser gave back. */
+function formsOf(secret: string): Set<string> {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const forms = new Set([
+    secret,
+    encodeURIComponent(secret),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+    json,
+    json.replaceAll('/', '\\/'),
+  ]);
+  for (const hex of [
+    (code: number) => code.toString(16),
+    (code: number) => code.toString(16).toUpperCase(),
+  ]) {
+    const ascii = json.replace(
+      /[^\x20-\x7e]/g,
+      (char) => `\\u${hex(char.charCodeAt(0)).padStart(4, '0')}`,
+    );
+    forms.add(ascii);
+    forms.add(ascii.replaceAll('/', '\\/'));
+  }
+  // As `new URL` writes it in a path or a query: `{`, `}`, space and `"` percent-encoded,
+  // `|` and `^` not. Only a form that holds the whole secret: a `?` or `#` would end it, and
+  // a path drops `.` segments and turns `\` into `/` (a shorter form would hide other text).
+  const url = (text: string) => {
+    try {
+      return new URL(`http://x/${text}`);
+    } catch {
+      return null;
+    }
+  };
+  const path = /[?#\\]/.test(secret) ? undefined : url(secret)?.pathname.slice(1);
+  if (path !== undefined && path.length >= secret.length) forms.add(path);
+  const query = secret.includes('#') ? undefined : url(`?${secret}`)?.search.slice(1);
+  if (query !== undefined && query.length >= secret.length) forms.add(query);
+  forms.delete('');
+  return forms;
 }

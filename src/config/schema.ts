@@ -267,8 +267,10 @@ export const pollerSchema = z
           'taken over by a second, concurrent run',
       });
     }
-    // What the paging style cannot work with (numbered pages over records sorted oldest first).
-    for (const problem of pagingProblems(poller.source)) {
+    // What the paging style cannot work with (numbered pages over records sorted oldest
+    // first, or over a window whose end the request sends).
+    const bounded = sendsWindowEnd(poller.source);
+    for (const problem of pagingProblems({ ...poller.source, bounded })) {
       ctx.addIssue({ code: 'custom', path: ['source', ...problem.path], message: problem.message });
     }
     const deletions = poller.source.deletions;
@@ -277,6 +279,11 @@ export const pollerSchema = z
         next: deletions.next ?? poller.source.next,
         sorted: deletions.sorted ?? poller.source.sorted,
         items: deletions.items ?? poller.source.items,
+        // Its own url, params and body; the source's to_param if it sets none.
+        bounded: sendsWindowEnd({
+          ...deletions,
+          to_param: deletions.to_param ?? poller.source.to_param,
+        }),
       };
       for (const problem of pagingProblems(stream)) {
         ctx.addIssue({

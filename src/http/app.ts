@@ -1,6 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
-import { demoRoutes } from '../demo/routes.ts';
 import { guarded, readRefusals } from './openapi/access.ts';
 import { apiRoutes } from './openapi/api-routes.ts';
 import { declareTokens, openApiDocument, servedDocument } from './openapi/document.ts';
@@ -29,8 +28,8 @@ const describe = createRoute({
 });
 
 /**
- * The Worker's HTTP face: the dashboard, /healthz, metrics, status, the admin API, and the
- * built-in demo upstream. Every route needs a token but /healthz (counts only), the
+ * The Worker's HTTP face: the dashboard, /healthz, metrics, status and the admin API (the
+ * Worker's entry, src/index.ts, adds the built-in demo upstream to it). Every route needs a token but /healthz (counts only), the
  * dashboard's pages (empty shells: their data comes through token routes) and the nudge
  * route (its own NUDGE_TOKEN rule). Each route is declared once (its zod schemas validate
  * and describe it), and GET /openapi.json lists them all. Every response, errors included,
@@ -49,7 +48,6 @@ app
   .route('/pollers', nudgeRoutes)
   .route('/pollers', fleetRoutes)
   .route('/pollers', previewRoutes)
-  .route('/demo', demoRoutes)
   .openapi(describe, (c) => c.json(servedDocument(documentOnce(), new URL(c.req.url).origin), 200))
   .notFound((c) => c.json({ error: 'not found' }, 404))
   .onError((error, c) => {

@@ -165,16 +165,18 @@ export function wireLoaded(
     ...(auth ? { auth } : {}),
     ...(nextPaths ? { nextPaths } : {}),
   };
-  const sourceOf = (sourceConfig: SourceConfig) =>
-    new HttpSource(sourceConfig, sourceFetcher, secrets, now, shared);
+  // Each source shows its page URLs from its own url and params as written (`at` in the raw
+  // config), so a secret shows as ${NAME} in its errors, however a URL would encode it.
+  const sourceOf = (sourceConfig: SourceConfig, at: string[]) =>
+    new HttpSource(sourceConfig, sourceFetcher, secrets, now, {
+      ...shared,
+      displayUrl: displayUrl(sourceConfig, entry.raw, entry.references, at),
+    });
   const context: RunContext = {
     poller: name,
     config,
     store,
-    source: new HttpSource(config.source, sourceFetcher, secrets, now, {
-      ...shared,
-      displayUrl: displayUrl(config.source, entry.raw, entry.references),
-    }),
+    source: sourceOf(config.source, ['source']),
     deliverer: delivery.deliverer,
     now,
     random: Math.random,
@@ -190,7 +192,11 @@ export function wireLoaded(
   // The endpoints beside the main stream: deletes (source.deletions), the listing (reconcile).
   const deletions = deletionsSource(config.source);
   if (deletions !== null)
-    context.deletions = deletionsContext(context, sourceOf(deletions), deletions);
+    context.deletions = deletionsContext(
+      context,
+      sourceOf(deletions, ['source', 'deletions']),
+      deletions,
+    );
   const listing = listingSource(config);
   if (listing !== null) {
     const template = config.reconcile?.fetch;
@@ -198,7 +204,7 @@ export function wireLoaded(
       template === undefined
         ? null
         : fetchRecordById(template, config.source, sourceFetcher, secrets, auth);
-    context.reconcile = new ListingReconciler(sourceOf(listing), byId);
+    context.reconcile = new ListingReconciler(sourceOf(listing, ['reconcile']), byId);
   }
   return { ok: true, context };
 }

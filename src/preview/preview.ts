@@ -1,11 +1,18 @@
 import { sendsWindowEnd } from '../config/request-fields.ts';
+import { RunBudget } from '../engine/budget.ts';
 import { isoTime } from '../engine/iso-time.ts';
-import type { RunContext } from '../engine/ports.ts';
+import { type PageTally, pages as pageStream } from '../engine/page-stream.ts';
+import type { PageResult, RunContext } from '../engine/ports.ts';
 import { nextCheckpoint, planWindow, type Window } from '../engine/window.ts';
 import { type PreviewRecord, recordView } from './records.ts';
 import type { PreviewRequest, RequestLog } from './request-log.ts';
 import { type PreviewWarning, previewWarnings, type SeenPage } from './warnings.ts';
-import { type PreviewLimits, windowPages } from './window-pages.ts';
+
+/** How much a preview reads at most. */
+export interface PreviewLimits {
+  pages: number;
+  records: number;
+}
 
 /** What a preview reads by default, and at most. */
 export const PREVIEW_PAGES = { default: 3, max: 20 } as const;
@@ -82,41 +89,66 @@ export async function previewWindow(input: PreviewInput): Promise<PreviewResult>
   });
   const pages: SeenPage[] = [];
   const records: PreviewRecord[] = [];
-  // As a run: page_delay between pages, and never past max_run or the lease.
-  const before = async (page: number) => {
-    if (page > 0 && config.source.page_delay !== undefined) {
-      await context.sleep?.(config.source.page_delay);
-    }
-    return context.now() - startedAt < config.max_run && (input.mayGo?.() ?? true);
+  // Why the window failed where no page did (a paging loop): a run fails there too.
+  let failure: string | null = null;
+  // The page stream a run reads, with the preview's own budget and counters: page_delay
+  // between pages, never past max_run or the lease, and the paging loop caught. It keeps
+  // what each page answered, a failed one too, for the answer.
+  let answered: PageResult | undefined;
+  const source = {
+    fetchPage: async (at: Window, cursor: string | null, cancel?: AbortSignal) => {
+      answered = await context.source.fetchPage(at, cursor, cancel);
+      return answered;
+    },
+  };
+  const tally: PageTally = { pages: 0, skewMs: null, rateLimitedUntil: null };
+  const paging = {
+    source,
+    budget: new RunBudget(startedAt, config.max_run, config.max_subrequests),
+    tally,
+    now: context.now,
+    holds: input.mayGo ?? (() => true),
+    pageDelay: config.source.page_delay,
+    sleep: context.sleep,
   };
   const release = context.source.hold?.();
   try {
-    for await (const result of windowPages(context.source, window, limits, before)) {
-      pages.push({
-        result,
-        body: result.ok ? parsed(log.lastText()) : undefined,
-        at: context.now(),
-      });
-      if (!result.ok) continue;
-      for (const read of [...result.updates, ...result.malformed]) {
-        if (records.length < limits.records) records.push(recordView(read, context.isDeleted));
+    // Never asks ahead: a preview delivers nothing, so there is nothing to read beside.
+    for await (const step of pageStream(window, paging)) {
+      if (step.kind === 'page') {
+        pages.push({ result: step.page, body: parsed(log.lastText()), at: context.now() });
+        for (const read of [...step.page.updates, ...step.page.malformed]) {
+          if (records.length < limits.records) records.push(recordView(read, context.isDeleted));
+        }
+        const read = records.length >= limits.records || pages.length >= limits.pages;
+        if (read && step.page.next !== null) break;
+      } else if (step.kind === 'failed') {
+        if (answered?.ok === false) {
+          pages.push({ result: answered, body: undefined, at: context.now() });
+        } else {
+          failure = step.error;
+        }
       }
     }
   } finally {
     release?.();
   }
   const last = pages.at(-1)?.result;
-  const complete = last?.ok === true && last.next === null;
+  const complete = failure === null && last?.ok === true && last.next === null;
   const redact = context.redact ?? ((text: string) => text);
+  const warnings = previewWarnings(config, window, pages);
+  if (failure !== null) {
+    warnings.push({
+      kind: 'paging_loop',
+      message: `the window cannot be read to its end, so a run would fail here and keep its checkpoint: ${failure}`,
+    });
+  }
   return {
     requests: log.shown(redact),
     records,
     window: windowView(window),
-    checkpoint: checkpointView(start, window, pages, complete, config.lag_allowance),
-    warnings: previewWarnings(config, window, pages).map((warning) => ({
-      ...warning,
-      message: redact(warning.message),
-    })),
+    checkpoint: checkpointView(start, window, pages, complete, config.lag_allowance, failure),
+    warnings: warnings.map((warning) => ({ ...warning, message: redact(warning.message) })),
     pages: pages.length,
     complete,
   };
@@ -138,8 +170,16 @@ function checkpointView(
   pages: readonly SeenPage[],
   complete: boolean,
   lagAllowance: number,
+  failure: string | null,
 ): PreviewCheckpoint {
   const from = { from: isoTime(start.at), from_source: start.source };
+  if (failure !== null) {
+    return {
+      ...from,
+      would_commit: null,
+      note: `${failure}: a run would fail there and keep its checkpoint, and retry the window`,
+    };
+  }
   const failed = pages.findIndex((page) => !page.result.ok);
   if (failed !== -1) {
     return {

@@ -5,9 +5,8 @@ import { MemoryStore } from '../engine/memory-store.ts';
 import { envValues } from '../env-values.ts';
 import { wireLoaded } from '../poller/wiring.ts';
 import { MemoryVault } from './memory-vault.ts';
-import { type PreviewResult, previewStart, previewWindow } from './preview.ts';
+import { type PreviewLimits, type PreviewResult, previewStart, previewWindow } from './preview.ts';
 import { RequestLog } from './request-log.ts';
-import type { PreviewLimits } from './window-pages.ts';
 
 /** A preview of a config not stored anywhere, or why it was refused (nothing was sent then). */
 export type UnsavedPreview =

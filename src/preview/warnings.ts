@@ -7,6 +7,7 @@ import { readPath } from '../sources/dot-path.ts';
 /** What a preview found that a run would get wrong or fail on, by kind. */
 export type WarningKind =
   | 'page_error'
+  | 'paging_loop'
   | 'body_errors'
   | 'next_path_never_present'
   | 'next_more_never_present'

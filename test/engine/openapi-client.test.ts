@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse } from 'smol-toml';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
+import { app } from '../support/worker.ts';
 
 /**
  * A client generated from GET /openapi.json as served, with openapi-typescript as a user
@@ -79,12 +79,20 @@ async function typeErrors(bodies: Record<string, unknown>): Promise<Record<strin
   return errors;
 }
 
-/** The example pollers of examples/wrangler.toml: real configs, each a PUT body. */
+/**
+ * The example pollers of examples/wrangler.toml and examples/apis/ (request bodies, GraphQL
+ * queries): real configs, each a PUT body.
+ */
 function examplePollers(): Record<string, unknown> {
   const toml = parse(readFileSync('examples/wrangler.toml', 'utf8')) as {
     vars: { POLLERS: Record<string, unknown> };
   };
-  return toml.vars.POLLERS;
+  const files = readdirSync('examples/apis').filter((file) => file.endsWith('.toml'));
+  const apis = files.map((file) => [
+    file.replace(/\.toml$/, '').replaceAll('-', '_'),
+    parse(readFileSync(`examples/apis/${file}`, 'utf8')),
+  ]);
+  return { ...toml.vars.POLLERS, ...Object.fromEntries(apis) };
 }
 
 describe('a client generated from /openapi.json', () => {

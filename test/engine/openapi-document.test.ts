@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
 import { openApiDocument } from '../../src/http/openapi/document.ts';
+import { app } from '../support/worker.ts';
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {

@@ -170,6 +170,26 @@ describe('a secret in a body', () => {
     expect(error).toContain('token');
     expect(error).not.toContain('word-4567');
   });
+
+  it('is redacted from a page error whose upstream echoes it as PHP does, slashes escaped', async () => {
+    const key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCY';
+    const entry = loadPoller(
+      'p',
+      { cron: '* * * * *', deliver: { type: 'handler', name: 'x' }, source: { ...source } },
+      { KEY: key },
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('\n'));
+    // json_encode writes "/" as "\/".
+    const { fetcher } = recorder(
+      (_request, body) => new Response(body.replaceAll('/', '\\/'), { status: 400 }),
+    );
+    const http = new HttpSource(entry.config.source, fetcher, entry.secrets, () => TO);
+    const page = await http.fetchPage(window, null);
+    const error = page.ok ? '' : page.error;
+    // The snippet shows the body as a JSON string: its quotes escaped.
+    expect(error).toContain('token\\":\\"***\\"');
+    expect(error).not.toContain('K7MDENG');
+  });
 });
 
 describe('a redirect of a POST', () => {

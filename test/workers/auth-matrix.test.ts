@@ -1,6 +1,5 @@
 import { env, exports } from 'cloudflare:workers';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
 import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import {
@@ -10,6 +9,7 @@ import {
   PUBLIC_ROUTES,
   READ_ROUTES,
 } from '../support/route-access.ts';
+import { app } from '../support/worker.ts';
 import { installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { api, createPoller, objectOf, setSecret } from '../support/fleet.ts';
+import { FakeSaas } from './fake-saas.ts';
 import { installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
 
 const MINUTE = 60_000;
 
@@ -87,6 +89,58 @@ describe('an Authorization header an endpoint echoes back is shown redacted', ()
     for (const leak of [btoa(`crm-client:${secret}`), `crm-client:${secret}`, secret]) {
       expect(shown).not.toContain(leak);
     }
+    await api('DELETE', `/pollers/${name}`);
+  });
+});
+
+describe('a secret in the URL of the deletions stream or the listing is shown as ${NAME}', () => {
+  // The URL parser writes `{` and `}` as %7B and %7D but leaves `|` as it is: no encoding of
+  // the value may show, only the name.
+  const key = 'p4ss{w0rd}|xyz';
+
+  /** upstream.test: the sessions as the fake SaaS answers them; 500 under /k/. */
+  function failingUnderK() {
+    const saas = new FakeSaas();
+    installFakes({
+      'upstream.test': {
+        handle: async (request: Request) =>
+          new URL(request.url).pathname.startsWith('/k/')
+            ? new Response('down', { status: 500 })
+            : saas.handle(request),
+      },
+    });
+  }
+
+  it('a deletions stream that fails shows its URL with ${KEY} in status', async () => {
+    failingUnderK();
+    const name = await createPoller('deletions-url-secret', {
+      sinceMs: MINUTE,
+      source: { deletions: { url: 'https://upstream.test/k/${KEY}/deleted' } },
+    });
+    await setSecret(name, 'KEY', key);
+    await objectOf(name).runNow();
+    const shown = await statusText(name);
+    expect(shown).toContain('HTTP 500');
+    expect(shown).toContain('https://upstream.test/k/${KEY}/deleted');
+    expect(shown).not.toContain('p4ss');
+    await api('DELETE', `/pollers/${name}`);
+  });
+
+  it('a listing that fails shows its URL with ${KEY} in status', async () => {
+    failingUnderK();
+    const name = await createPoller('listing-url-secret', {
+      sinceMs: MINUTE,
+      reconcile: { every: '1d', url: 'https://upstream.test/k/${KEY}/all', items: 'sessions' },
+    });
+    await setSecret(name, 'KEY', key);
+    await objectOf(name).runNow();
+    await newPoller(name, name).settle();
+    expect((await api('POST', `/pollers/${name}/reconcile`)).status).toBe(202);
+    await newPoller(name, name).settle();
+    const shown = await statusText(name);
+    expect(shown).toContain('HTTP 500');
+    expect(shown).toContain('https://upstream.test/k/${KEY}/all');
+    expect(shown).not.toContain('p4ss');
     await api('DELETE', `/pollers/${name}`);
   });
 });

@@ -4,13 +4,13 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../sim/random.ts';
 import { STATIC_INCARNATION } from '../../src/catalog.ts';
-import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { Poller } from '../../src/poller/durable-object.ts';
 import { MIGRATIONS } from '../../src/poller/migrations.ts';
 import { registryOf } from '../../src/registry/registry.ts';
 import { runtimeConfig } from '../support/fleet.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { handlers } from '../support/worker.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 

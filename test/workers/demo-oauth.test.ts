@@ -2,8 +2,8 @@ import { env } from 'cloudflare:workers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../src/demo/audit.ts';
 import { DEMO_CLIENT_ID } from '../../src/demo/oauth-client.ts';
-import { app } from '../../src/http/app.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { app } from '../support/worker.ts';
 import { installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 

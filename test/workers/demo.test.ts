@@ -2,8 +2,8 @@ import { listDurableObjectIds } from 'cloudflare:test';
 import { env, exports } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../src/demo/audit.ts';
-import { handlers } from '../../src/handlers/index.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { handlers } from '../support/worker.ts';
 import { newPoller } from './poller.ts';
 
 describe('the built-in demo', () => {
@@ -31,6 +31,16 @@ describe('the built-in demo', () => {
     expect((await exports.default.fetch(url)).status).toBe(401); // behind the read token too
     const headers = { authorization: `Bearer ${TEST_SECRETS.STATUS_TOKEN}` };
     expect((await exports.default.fetch(url, { headers })).status).toBe(400);
+  });
+
+  it('is served by the Worker as its entry composes it: /demo in the OpenAPI document, its handler registered', async () => {
+    const headers = { authorization: `Bearer ${TEST_SECRETS.STATUS_TOKEN}` };
+    const response = await exports.default.fetch('https://tidemark.test/openapi.json', { headers });
+    const document = (await response.json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/demo/sessions', '/demo/sessions/all', '/demo/audit']),
+    );
+    expect(handlers['demo-sessions']).toBeTypeOf('function');
   });
 
   // Backfills and polls 20 minutes of demo traffic in real workerd: seconds of real work,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import operations from '../../docs/operations.md?raw';
-import { app } from '../../src/http/app.ts';
 import { markdownSection, tableRows } from '../support/markdown-table.ts';
 import { type Access, accessOf, appRoutes } from '../support/route-access.ts';
+import { app } from '../support/worker.ts';
 
 /** The token cell each kind of route has in the route table, backticks left out. */
 const TOKEN_CELL: Record<Access, string> = {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/config/duration.ts';
 import { api, setSecret, unique } from '../support/fleet.ts';
 import { installFakes } from './fakes.ts';
+import { FakeHubSpot } from './vendors/hubspot.ts';
 import { VENDOR_CASES } from './vendors/index.ts';
 
 const MINUTE = 60_000;
@@ -70,6 +71,44 @@ for (const [file, vendor] of Object.entries(VENDOR_CASES)) {
     });
   });
 }
+
+describe('examples/apis/hubspot-contacts.toml pages an offset cursor', () => {
+  it('loses no contact when one changes between two pages: the changed one moves to the front and is read again', async () => {
+    const vendor = VENDOR_CASES['hubspot-contacts.toml'];
+    if (vendor === undefined) throw new Error('no hubspot-contacts.toml case');
+    const fake = vendor.fake();
+    if (!(fake instanceof FakeHubSpot)) throw new Error('not the HubSpot fake');
+    const { receiver } = installFakes({ [fake.host]: fake });
+    const name = unique('hubspot-changes');
+    const created = await api('PUT', `/pollers/${name}`, {
+      ...(parseToml(vendor.example) as Record<string, unknown>),
+      every: '1d',
+      start_from: new Date(Date.now() - HOUR).toISOString(),
+      deliver: { type: 'webhook', url: 'https://receiver.test/hooks', secret: '${WEBHOOK_SECRET}' },
+    });
+    expect(created.status, await created.clone().text()).toBeLessThan(300);
+    await setSecret(name, 'HUBSPOT_TOKEN', 'pat-na1-example');
+    const now = Date.now();
+    const ids = ['101', '102', '103', '104', '105'];
+    for (const [i, id] of ids.entries()) fake.put(id, now - (50 - 10 * i) * MINUTE);
+    // The last contact of the first page is edited before the second page is asked for.
+    let changed: string | undefined;
+    fake.onPage = (page, onPage) => {
+      if (page !== 1) return;
+      changed = onPage.at(-1);
+      if (changed !== undefined) fake.put(changed, Date.now());
+    };
+    await run(name);
+    expect([...new Set(receiver.ids())].sort()).toEqual(ids);
+
+    fake.onPage = undefined;
+    const before = receiver.deliveries.length;
+    await run(name);
+    expect(receiver.deliveries.slice(before).map((d) => d.id)).toEqual([changed]);
+    expect(fake.refused).toEqual([]);
+    await api('DELETE', `/pollers/${name}`);
+  });
+});
 
 /** The `${NAME}`s an example names besides the webhook secret: the poller's own secrets. */
 function ownSecrets(text: string): string[] {

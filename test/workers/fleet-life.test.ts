@@ -7,8 +7,6 @@ import {
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { handlers } from '../../src/handlers/index.ts';
-import { app } from '../../src/http/app.ts';
 import worker from '../../src/index.ts';
 import type { Poller } from '../../src/poller/durable-object.ts';
 import { registryOf } from '../../src/registry/registry.ts';
@@ -16,6 +14,7 @@ import { watchdog } from '../../src/watchdog/index.ts';
 import { alarmOf, api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { registryThen } from '../support/interleave.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { app, handlers } from '../support/worker.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 import { writtenBehindTheStore } from './poller.ts';
 

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { handlers } from '../../src/handlers/index.ts';
 import type { HandlerContext } from '../../src/handlers/types.ts';
+import { handlers } from '../support/worker.ts';
 import { type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
 import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
 import { type Access, accessOf, appRoutes } from '../support/route-access.ts';
+import { app } from '../support/worker.ts';
 
 const { STATUS_TOKEN } = TEST_SECRETS;
 

@@ -629,6 +629,26 @@ describe('what a preview warns of', () => {
     expect(body.warnings[0]?.message).toContain(says);
   });
 
+  it('a paging loop: it stops at the cursor sent twice and says a run would fail there, instead of reading on', async () => {
+    answers({ sessions: [session('a', recent(5))], next_cursor: 'c1' });
+    answers({ sessions: [session('b', recent(4))], next_cursor: 'c1' });
+    for (let page = 0; page < 20; page += 1) {
+      answers({ sessions: [session('b', recent(4))], next_cursor: 'c1' });
+    }
+
+    const { body } = await previewConfig(unsavedConfig(), { pages: 20 });
+
+    expect(body.warnings.map((warning) => warning.kind)).toEqual(['paging_loop']);
+    expect(body.warnings[0]?.message).toContain(
+      'paging loop: the upstream sent a next page it had already sent in this window (c1)',
+    );
+    expect(body.requests).toHaveLength(2);
+    expect(body.pages).toBe(2);
+    expect(body.complete).toBe(false);
+    expect(body.checkpoint.would_commit).toBeNull();
+    expect(body.checkpoint.note).toContain('a run would fail there and keep its checkpoint');
+  });
+
   it('none for pages that are what the config says', async () => {
     answers({ sessions: [session('a', recent(5)), session('b', recent(4))], next_cursor: null });
 

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { app } from '../../src/http/app.ts';
 import { call } from '../support/call.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { app } from '../support/worker.ts';
 
 const { ADMIN_TOKEN } = TEST_SECRETS;
 

@@ -5,10 +5,10 @@ import { HandlerDeliverer } from '../../src/delivery/handler.ts';
 import { QueueDeliverer } from '../../src/delivery/queue.ts';
 import { WebhookDeliverer } from '../../src/delivery/webhook.ts';
 import type { DeliveryItem } from '../../src/engine/ports.ts';
-import { handlers } from '../../src/handlers/index.ts';
 import type { HandlerContext } from '../../src/handlers/types.ts';
 import worker from '../../src/index.ts';
 import { TEST_SECRETS } from '../support/pollers.ts';
+import { handlers } from '../support/worker.ts';
 import { type FakeUpstream, installFakes } from './fakes.ts';
 import { newPoller } from './poller.ts';
 

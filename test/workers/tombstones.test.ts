@@ -1,9 +1,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { handlers } from '../../src/handlers/index.ts';
 import worker from '../../src/index.ts';
 import { api, createPoller, objectOf } from '../support/fleet.ts';
+import { handlers } from '../support/worker.ts';
 import { type FakeReceiver, type FakeUpstream, installFakes } from './fakes.ts';
 
 const MINUTE = 60_000;

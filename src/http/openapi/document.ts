@@ -52,7 +52,7 @@ export function openApiDocument(app: OpenAPIHono<{ Bindings: Env }>): Document {
       operation.operationId ??= operationIdOf(method, path);
     }
   }
-  const { $schema: _dialect, ...config } = configJsonSchema();
+  const { $schema: _dialect, ...config } = inlineDefs(configJsonSchema());
   document.components = {
     ...document.components,
     schemas: {
@@ -71,6 +71,33 @@ export function openApiDocument(app: OpenAPIHono<{ Bindings: Env }>): Document {
     },
   };
   return document;
+}
+
+/** What `$defs` of the config schema stand for: zod's recursive JSON value (`source.body`). */
+const ANY_JSON = { description: 'Any JSON value.' };
+
+/**
+ * The config schema with its `$defs` inlined: zod defines a JSON value (`source.body`) as a
+ * recursive `$defs` entry, whose `#/$defs/…` reference resolves only in the schema's own
+ * document, and which generated clients cannot type (a type that contains itself). In the
+ * API document it is any JSON value, as the Worker takes it; a `$defs` entry of any other
+ * shape would need its own component, so it stops the build rather than being loosened.
+ */
+function inlineDefs(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $defs = {}, ...rest } = schema;
+  for (const [name, def] of Object.entries($defs as Record<string, unknown>)) {
+    const json = JSON.stringify(def);
+    if (!json.includes('#/$defs/'))
+      throw new Error(`config schema: $defs.${name} is not a JSON value`);
+  }
+  const inline = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(inline);
+    if (value === null || typeof value !== 'object') return value;
+    const ref = (value as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/$defs/')) return ANY_JSON;
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inline(inner)]));
+  };
+  return inline(rest) as Record<string, unknown>;
 }
 
 /** The document as served at `origin`: that address is its one server. */

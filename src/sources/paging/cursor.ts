@@ -6,6 +6,7 @@ import {
   bodyPathProblems,
   lastPage,
   type PagingStyle,
+  positionalProblems,
   send,
   sentIn,
   sentInProblems,
@@ -21,12 +22,20 @@ const config = z.strictObject({
   ...sentIn,
   /** Body path of the next cursor (a string or a number). */
   path: bodyPath(requiredFor('next', 'cursor')),
+  /**
+   * Optional: true declares a cursor that is an offset (HubSpot search's `after`), which
+   * loses records as `page` and `offset` do, so their rules apply.
+   */
+  positional: z.boolean().optional(),
   ...lastPage,
 });
 
 type CursorNext = z.output<typeof config>;
 
-/** `cursor`: an opaque cursor in the body, sent back as a query parameter (keyset: order-safe). */
+/**
+ * `cursor`: an opaque cursor in the body, sent back as a query parameter (keyset: order-safe,
+ * unless `positional` says it is an offset).
+ */
 export const cursor = {
   config,
   example: 'next = { type = "cursor", param = "cursor", path = "next_cursor" }',
@@ -42,6 +51,9 @@ export const cursor = {
   },
   problems(next, source) {
     return [
+      ...(next.positional === true
+        ? positionalProblems('next.positional = true', 'offset cursors')(next, source)
+        : []),
       ...bodyPathProblems(next.path, source, 'the next cursor'),
       ...sentInProblems(next, source),
     ];

@@ -37,7 +37,7 @@ export const offset = {
     return { ok: true, next: String(Number(page.cursor ?? '0') + page.items.length) };
   },
   problems: (next, source) => [
-    ...positionalProblems('offset', 'offsets')(next, source),
+    ...positionalProblems('next.type = "offset"', 'offsets')(next, source),
     ...sentInProblems(next, source),
   ],
 } satisfies PagingStyle<OffsetNext>;

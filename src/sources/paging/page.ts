@@ -31,7 +31,7 @@ export const page = {
     return { ok: true, next: String(Number(read.cursor ?? '1') + 1) };
   },
   problems: (next, source) => [
-    ...positionalProblems('page', 'numbered pages')(next, source),
+    ...positionalProblems('next.type = "page"', 'numbered pages')(next, source),
     ...sentInProblems(next, source),
   ],
 } satisfies PagingStyle<PageNext>;

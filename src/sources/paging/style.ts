@@ -109,6 +109,8 @@ export interface SourceShape {
   method?: 'GET' | 'POST' | undefined;
   /** The request's body, as configured. */
   body?: unknown;
+  /** Whether its request sends the window's end (to_param or {to}): see sendsWindowEnd. */
+  bounded?: boolean | undefined;
 }
 
 /**
@@ -185,27 +187,42 @@ export function noProblems(): SourceProblem[] {
 }
 
 /**
- * The problem of paging by position (page numbers, offsets) over records sorted oldest first:
- * a record updated mid-paging moves to the end, every record after it shifts one place back,
- * and one can slip past unseen. Sorted newest first, records only repeat (the ledger absorbs
- * that).
+ * The problems of paging by position (page numbers, offsets, a cursor that is an offset;
+ * `what` names them, `style` the config that pages so). Over records sorted oldest first, a
+ * record updated mid-paging moves to the end: every record after it shifts one place back,
+ * and one slips past unseen. Over a bounded window (the request sends its end), a record
+ * updated mid-paging is stamped at or after that end and drops out of the results: the same
+ * shift, whatever the order. Sorted newest first over an open window, a changed record moves
+ * to the front and records only repeat (the ledger absorbs that).
  */
 export function positionalProblems(
-  type: string,
+  style: string,
   what: string,
 ): (next: unknown, source: SourceShape) => SourceProblem[] {
-  return (_next, source) =>
-    source.sorted === 'asc'
-      ? [
-          {
-            path: ['sorted'],
-            message:
-              `cannot be "asc" with next.type = "${type}": ${what} over records sorted oldest first ` +
-              'shift when a record is updated mid-paging, and a record can slip past unseen; sort newest ' +
-              'first (duplicates only) or use a cursor',
-          },
-        ]
-      : [];
+  return (_next, source) => {
+    const problems: SourceProblem[] = [];
+    if (source.sorted === 'asc') {
+      problems.push({
+        path: ['sorted'],
+        message:
+          `cannot be "asc" with ${style}: ${what} over records sorted oldest first ` +
+          'shift when a record is updated mid-paging, and a record can slip past unseen; sort newest ' +
+          'first (duplicates only) or use a keyset cursor',
+      });
+    }
+    if (source.bounded === true) {
+      problems.push({
+        path: ['next'],
+        message:
+          `${what} cannot page a bounded window (to_param, or {to} in the url, params or body): ` +
+          "a record updated while paging is stamped at or after the window's end and drops out of " +
+          'the results, every later record moves back one place and the next page skips one; drop ' +
+          'to_param, {to} and max_window and sort newest first (a changed record then moves to the ' +
+          'front and is read again), or page with a keyset cursor',
+      });
+    }
+    return problems;
+  };
 }
 
 /** A value as an error message shows it: short, and "missing" for nothing. */

@@ -6,13 +6,20 @@ const record = (value: unknown) =>
 
 /**
  * HubSpot CRM v3 search (developers.hubspot.com/docs/guides/api/crm/search):
- * `POST /crm/v3/objects/contacts/search` with `filterGroups` (lastmodifieddate GTE and LT unix
- * ms times), `sorts`, `limit` (at most 200) and `after` (absent on the first page); answers
- * `results` and `paging.next.after`.
+ * `POST /crm/v3/objects/contacts/search` with `filterGroups` (lastmodifieddate GTE a unix ms
+ * time, and optionally LT another), `sorts` (lastmodifieddate ASCENDING or DESCENDING),
+ * `limit` (at most 200) and `after` (absent on the first page): an offset into the results as
+ * they are when that page is asked for. Answers `results` and `paging.next.after`.
  */
 export class FakeHubSpot extends FakeVendor {
   readonly host = 'api.hubapi.com';
   override readonly precisionMs = 1;
+  /**
+   * Called once a page is built, with its number (1 for the first search) and its ids: a test
+   * changes a contact there, between two pages of one run.
+   */
+  onPage: ((page: number, ids: string[]) => void) | undefined;
+  private pages = 0;
 
   protected answer({ method, url, body, headers }: SeenRequest): Response {
     this.require(method === 'POST', 'search is a POST');
@@ -24,10 +31,14 @@ export class FakeHubSpot extends FakeVendor {
     const groups = search.filterGroups;
     this.require(Array.isArray(groups) && groups.length === 1, 'one filter group');
     const filters = record(groups[0])?.filters;
-    this.require(Array.isArray(filters) && filters.length === 2, 'two filters: GTE and LT');
+    this.require(
+      Array.isArray(filters) && filters.length >= 1 && filters.length <= 2,
+      'a GTE filter, and at most an LT one',
+    );
     const bound = (operator: string) => {
       const filter = filters.map(record).find((f) => f?.operator === operator);
-      this.require(filter?.propertyName === 'lastmodifieddate', `${operator} lastmodifieddate`);
+      if (filter === undefined) return undefined;
+      this.require(filter.propertyName === 'lastmodifieddate', `${operator} lastmodifieddate`);
       // HubSpot takes a date-time filter value as unix milliseconds.
       this.require(
         typeof filter.value === 'number' && Number.isInteger(filter.value),
@@ -36,13 +47,14 @@ export class FakeHubSpot extends FakeVendor {
       return filter.value;
     };
     const from = bound('GTE');
+    this.require(from !== undefined, 'a GTE lastmodifieddate filter');
     const to = bound('LT');
-    const sorts = search.sorts;
+    this.require(filters.length === (to === undefined ? 1 : 2), 'only GTE and LT filters');
+    const sort = record(Array.isArray(search.sorts) ? search.sorts[0] : undefined);
     this.require(
-      Array.isArray(sorts) &&
-        record(sorts[0])?.propertyName === 'lastmodifieddate' &&
-        record(sorts[0])?.direction === 'ASCENDING',
-      'sorted by lastmodifieddate, ASCENDING',
+      sort?.propertyName === 'lastmodifieddate' &&
+        (sort.direction === 'ASCENDING' || sort.direction === 'DESCENDING'),
+      'sorted by lastmodifieddate, ASCENDING or DESCENDING',
     );
     const limit = search.limit ?? 10;
     this.require(typeof limit === 'number' && limit >= 1 && limit <= 200, 'limit 1 to 200');
@@ -51,8 +63,14 @@ export class FakeHubSpot extends FakeVendor {
       after === undefined || (typeof after === 'string' && /^\d+$/.test(after)),
       'after is the string paging.next.after gave',
     );
-    const matching = this.changed(from, to);
+    const oldestFirst = this.changed(from, to);
+    const matching = sort.direction === 'ASCENDING' ? oldestFirst : oldestFirst.reverse();
     const page = this.slice(matching, Number(after ?? 0), limit);
+    this.pages += 1;
+    this.onPage?.(
+      this.pages,
+      page.rows.map((v) => v.id),
+    );
     return Response.json({
       total: matching.length,
       results: page.rows.map((v) => ({
