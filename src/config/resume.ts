@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { redactAs } from './interpolate.ts';
 
 /**
  * `source.resume`: the checkpoint is an opaque token the upstream hands out at the end of a
@@ -65,4 +66,25 @@ export function tokenUrlProblem(sourceUrl: string, token: string): string | null
     return `the resume token is a URL on ${at}, not on source.url's origin (${origin}): the source's headers, its credentials, must not leave it`;
   }
   return null;
+}
+
+/**
+ * A round's token as errors and logs show it: it reads every change of what the source's
+ * credentials reach, so never in full. A URL loses its query (where delta tokens sit), any
+ * other token all but its first 6 characters.
+ */
+export function shownToken(token: string): string {
+  if (URL.canParse(token)) {
+    const url = new URL(token);
+    return url.search === '' ? `${url.origin}/…` : `${url.origin}${url.pathname}?…`;
+  }
+  return `${token.slice(0, 6)}…`;
+}
+
+/** `text` with a round's token (as sent, or as a URL parser rewrote it) shortened by `shownToken`. */
+export function hideToken(text: string, token: string | null): string {
+  if (token === null) return text;
+  const shown = shownToken(token);
+  const out = redactAs(text, token, shown);
+  return URL.canParse(token) ? redactAs(out, new URL(token).href, shown) : out;
 }

@@ -1,5 +1,5 @@
 import { redact } from '../config/interpolate.ts';
-import { tokenUrlProblem } from '../config/resume.ts';
+import { hideToken, tokenUrlProblem } from '../config/resume.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
@@ -76,14 +76,16 @@ export class HttpSource implements Source {
     cursor: string | null,
     cancel?: AbortSignal,
   ): Promise<PageResult> {
+    // A round's token is shown shortened wherever an error or a log names it (config/resume.ts).
+    const token = window.round?.token ?? null;
+    const hide = (text: string) => hideToken(this.redact(text), token);
     // The page as errors and logs show it, secrets redacted: built only when one needs it.
     let shownText: string | undefined;
     const shown = () => {
-      shownText ??= shownDraft(this.config, this.shownUrl(window, cursor));
+      shownText ??= shownDraft(this.config, this.shownUrl(window, cursor, hide));
       return shownText;
     };
     // A token handed out as a URL goes only where the source's credentials may go.
-    const token = window.round?.token ?? null;
     if (
       token !== null &&
       this.config.resume !== undefined &&
@@ -100,7 +102,7 @@ export class HttpSource implements Source {
     }
     const deadline = this.deadlines.start(cancel);
     try {
-      return await this.fetchWithin(draft, shown, cursor, deadline);
+      return await this.fetchWithin(draft, shown, hide, cursor, deadline);
     } finally {
       deadline.clear();
     }
@@ -109,11 +111,12 @@ export class HttpSource implements Source {
   private async fetchWithin(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     cursor: string | null,
     deadline: Deadline,
   ): Promise<PageResult> {
     const sentAt = this.now();
-    const fetched = await this.follow(draft, shown, deadline);
+    const fetched = await this.follow(draft, shown, hide, deadline);
     if (!fetched.ok) return fetched.page;
     const { response, url } = fetched;
     const body = await readBody(response, this.config.max_body, deadline);
@@ -122,7 +125,7 @@ export class HttpSource implements Source {
     const measured = skew === undefined ? {} : { skewMs: skew };
     const limit = readRateLimit(response.headers, receivedAt, this.maxRateLimitWait);
     for (const note of limit.notes) {
-      this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: this.redact(note) });
+      this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: hide(note) });
     }
     const text = body.ok ? body.text : '';
     /** A failed page, shown with the start of its body, or of what `quoted` says the body said. */
@@ -135,7 +138,7 @@ export class HttpSource implements Source {
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
       // and only here, on a failure: a good page's body is never scanned for secrets.
-      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(this.redact(quoted.text).slice(0, SNIPPET))}` : ''}`,
+      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(hide(quoted.text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
@@ -150,7 +153,7 @@ export class HttpSource implements Source {
           ` but the body is larger than source.max_body (${body.limit} bytes); ask for smaller pages (a page-size parameter in source.params) or raise max_body`,
         );
       }
-      return failure('transient', ` but the body broke off: ${this.redact(body.error)}`);
+      return failure('transient', ` but the body broke off: ${hide(body.error)}`);
     }
     if (!response.ok) {
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
@@ -190,7 +193,7 @@ export class HttpSource implements Source {
     }
     const page = { url, body: parsed, headers: response.headers, items, cursor };
     const next = nextPage(this.config, page);
-    if (!next.ok) return failure(next.kind, ` but ${this.redact(next.error)}`);
+    if (!next.ok) return failure(next.kind, ` but ${hide(next.error)}`);
     const sighting = this.options.nextPaths && nextPathSighting(this.config, page);
     if (sighting) this.options.nextPaths?.saw(sighting.path, sighting.present);
     const updates: Update[] = [];
@@ -221,22 +224,24 @@ export class HttpSource implements Source {
   private async follow(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     deadline: Deadline,
   ): Promise<Fetched> {
     const sent = await sendAuthorized(
       this.options.auth,
-      (authorize) => this.followFrom(draft, shown, deadline, authorize),
+      (authorize) => this.followFrom(draft, shown, hide, deadline, authorize),
       (fetched) => (fetched.ok ? fetched.response : null),
     );
     if (sent.ok) return sent.sent;
     const { kind, error, retryAfter } = sent;
-    const page = { ok: false as const, kind, error: `${shown()}: ${this.redact(error)}` };
+    const page = { ok: false as const, kind, error: `${shown()}: ${hide(error)}` };
     return { ok: false, page: retryAfter === undefined ? page : { ...page, retryAfter } };
   }
 
   private async followFrom(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     deadline: Deadline,
     authorize: Authorize,
   ): Promise<Fetched> {
@@ -257,7 +262,7 @@ export class HttpSource implements Source {
             : fetchFailure(error, url);
         return {
           ok: false,
-          page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },
+          page: { ok: false, kind: 'transient', error: `${shown()}: ${hide(reason)}` },
         };
       }
       if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
@@ -279,20 +284,20 @@ export class HttpSource implements Source {
       if (draft.method === 'POST' && !KEEPS_METHOD.has(response.status)) {
         return redirected(
           'misconfigured',
-          `to ${this.redact(target.toString())}, which would turn the POST into a GET without its body (only 307 and 308 keep them): set source.url to the final address`,
+          `to ${hide(target.toString())}, which would turn the POST into a GET without its body (only 307 and 308 keep them): set source.url to the final address`,
         );
       }
       const origin = new URL(this.config.url).origin;
       if (target.origin !== origin) {
         return redirected(
           'misconfigured',
-          `to ${this.redact(target.toString())}, another origin than source.url's (${origin}): the request headers must not leave it, so it was not followed; set source.url to the final address`,
+          `to ${hide(target.toString())}, another origin than source.url's (${origin}): the request headers must not leave it, so it was not followed; set source.url to the final address`,
         );
       }
       if (hop + 1 >= MAX_REDIRECTS) {
         return redirected(
           'bad_response',
-          `chain longer than ${MAX_REDIRECTS} hops (last to ${this.redact(target.toString())})`,
+          `chain longer than ${MAX_REDIRECTS} hops (last to ${hide(target.toString())})`,
         );
       }
       url = target;
@@ -306,12 +311,12 @@ export class HttpSource implements Source {
     return this.lastWindow.draft;
   }
 
-  private shownUrl(window: Window, cursor: string | null): string {
-    if (this.options.displayUrl) return this.redact(this.options.displayUrl(window, cursor));
+  private shownUrl(window: Window, cursor: string | null, hide: (text: string) => string): string {
+    if (this.options.displayUrl) return hide(this.options.displayUrl(window, cursor));
     try {
-      return this.redact(pageDraft(this.config, window, cursor).url.toString());
+      return hide(pageDraft(this.config, window, cursor).url.toString());
     } catch {
-      return this.redact(String(cursor));
+      return hide(String(cursor));
     }
   }
 

@@ -29,6 +29,10 @@ class Calendar {
   pageSize = 2;
   /** A broken upstream: its last page holds no nextSyncToken. */
   dropToken = false;
+  /** Written after each token's change number: a token as long as a real one. */
+  tokenTail = '';
+  /** Answers every request with this status, its body echoing the query. */
+  failWith: number | null = null;
 
   put(id: string, summary: string, status: Event['status'] = 'confirmed'): void {
     this.seq += 1;
@@ -38,6 +42,9 @@ class Calendar {
   readonly fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     this.requests.push(url);
+    if (this.failWith !== null) {
+      return Response.json({ error: `cannot serve ${url.search}` }, { status: this.failWith });
+    }
     const sync = url.searchParams.get('syncToken');
     const page = url.searchParams.get('pageToken');
     let offset = 0;
@@ -52,7 +59,7 @@ class Calendar {
     if (sync !== null && url.searchParams.get('showDeleted') !== 'true') {
       return Response.json({ error: 'showDeleted' }, { status: 400 });
     }
-    const since = sync === null ? null : Number(sync.slice(1));
+    const since = sync === null ? null : Number.parseInt(sync.slice(1), 10);
     const listed = [...this.events.values()]
       .filter((event) => event.seq <= asOf)
       .filter((event) => (since === null ? event.status !== 'cancelled' : event.seq > since))
@@ -67,7 +74,7 @@ class Calendar {
         ? { nextPageToken: `${offset + this.pageSize}:${asOf}:${sync ?? ''}` }
         : this.dropToken
           ? {}
-          : { nextSyncToken: `t${asOf}` }),
+          : { nextSyncToken: `t${asOf}${this.tokenTail}` }),
     });
   };
 }
@@ -179,6 +186,48 @@ describe('resume rounds start from the stored token', () => {
     expect(run?.outcome).toBe('failed');
     expect(run?.error).toContain('holds no token at source.resume.path');
     expect(w.store.rounds.read().token).toBe('t1');
+  });
+});
+
+describe("a round's token is never shown in full", () => {
+  it('a failing page of a token round names its request with the token shortened', async () => {
+    const w = world();
+    w.calendar.tokenTail = '-Cg8I9pSt2MkCEAA';
+    w.calendar.put('a', 'A');
+    await w.run();
+    const token = w.store.rounds.read().token ?? '';
+    expect(token).toBe('t1-Cg8I9pSt2MkCEAA');
+    w.calendar.failWith = 500;
+    const run = await w.run();
+    expect(run?.outcome).toBe('failed');
+    expect(run?.error).toContain('syncToken=t1-Cg8…');
+    expect(run?.error).not.toContain('I9pSt2MkCEAA');
+  });
+
+  it('a token that is a URL is shown without its query, in the request and in the body', async () => {
+    const entry = loadPoller(
+      'graph',
+      {
+        every: '1m',
+        source: { url: 'https://graph.test/users/delta', resume: { path: '@odata.deltaLink' } },
+        deliver: { type: 'handler', name: 'graph' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const token = 'https://graph.test/users/delta?$deltatoken=oEcOySpF_hWYmTIUZBOIuITR';
+    const source = new HttpSource(
+      entry.config.source,
+      async (request) => Response.json({ error: { message: request.url } }, { status: 502 }),
+      [],
+      () => START,
+    );
+    const window = { from: 0, to: START, bounded: false, startedAt: START, cut: false };
+    const page = await source.fetchPage({ ...window, round: { token } }, null);
+    expect(page.ok).toBe(false);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('GET https://graph.test/users/delta?…: HTTP 502');
+    expect(error).not.toContain('oEcOySpF');
   });
 });
 
