@@ -5,8 +5,11 @@ import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
 import type { Lease } from './lease.ts';
 import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
+import type { RoundCommit, RoundStore } from './round-ports.ts';
 import type { RunRecord } from './run-record.ts';
 import type { Precision, Window } from './window.ts';
+
+export type { RoundCommit, RoundState, RoundStore } from './round-ports.ts';
 
 /**
  * A JSON value: what records, dead letters and audit details are made of. Kept shallow on
@@ -195,31 +198,6 @@ export interface WindowCommit {
   pruneBelow: number;
   /** source.resume: the token the round ended with, stored with C in one write (R20). */
   round?: RoundCommit;
-}
-
-/** The end of a resume round: its token, and when it was handed out (our clock). */
-export interface RoundCommit {
-  token: string;
-  at: number;
-}
-
-/** source.resume: where the rounds stand. */
-export interface RoundState {
-  /** The token the next round starts from; null: from source.url (the first round, a resync). */
-  token: string | null;
-  /** When the token was stored (our clock). */
-  tokenAt: number | null;
-  /** The next page of the round in progress, kept as each page is handled; null: its first. */
-  cursor: string | null;
-  /** Pages of the round in progress handled so far. */
-  pages: number;
-}
-
-/** source.resume: the round's token and its page cursor (one owner, fenced like C, R6). */
-export interface RoundStore {
-  read(): RoundState;
-  /** Keeps the next page of the round in progress once a page was handled (R20). */
-  keepCursor(epoch: number, cursor: string, pages: number): boolean;
 }
 
 /**

@@ -1,6 +1,19 @@
 import type { RoundPaging } from './page-stream.ts';
-import type { RoundCommit, RunContext } from './ports.ts';
-import type { Window } from './window.ts';
+import type { RunContext, WindowCommit } from './ports.ts';
+import { planWindow, type Window, type WindowPlan } from './window.ts';
+
+/**
+ * A run's next window: planned from C (engine/window.ts), and with source.resume the round it
+ * is (`startRound`), which the page stream runs instead of a time range.
+ */
+export function nextWindow(
+  ctx: RunContext,
+  epoch: number,
+  plan: WindowPlan,
+): { window: Window; round?: RoundPaging } {
+  const planned = planWindow(plan);
+  return startRound(ctx, epoch, planned) ?? { window: planned };
+}
 
 /**
  * source.resume: the round a window is (R20). It starts from the stored token, or from
@@ -26,7 +39,7 @@ export function startRound(
   return { window: { ...window, round: { token: state.token } }, round };
 }
 
-/** What a round that ended stores with its window's commit: its token (none if it failed). */
-export function roundCommit(round: RoundPaging | undefined, now: number): RoundCommit | undefined {
-  return round?.token == null ? undefined : { token: round.token, at: now };
+/** Adds to a window's commit what a round that ended stores with it: its token (R20). */
+export function endRound(done: WindowCommit, round: RoundPaging | undefined, now: number): void {
+  if (round?.token != null) done.round = { token: round.token, at: now };
 }

@@ -15,9 +15,8 @@ import type {
   Wakeup,
   WindowCommit,
 } from './ports.ts';
-import { roundCommit, startRound } from './rounds.ts';
+import { endRound, nextWindow } from './rounds.ts';
 import { progressToCommit } from './sorted-progress.ts';
-import { planWindow } from './window.ts';
 
 /**
  * Runs the poll loop under the lease `epoch`, already marked running by the caller:
@@ -199,7 +198,8 @@ class Run {
       const state = store.read();
       const T = sctx.now();
       const checkpoint = state.checkpoint ?? config.start_from ?? T;
-      const planned = planWindow({
+      // With source.resume, the window is a round from the stored token (engine/rounds.ts).
+      const { window, round } = nextWindow(sctx, epoch, {
         checkpoint,
         overlap: config.overlap,
         maxWindow: config.max_window,
@@ -207,9 +207,6 @@ class Run {
         now: T,
         ...(sctx.precision ? { precision: sctx.precision } : {}),
       });
-      // source.resume: the window is a round, from the stored token (engine/rounds.ts).
-      const started = startRound(sctx, epoch, planned);
-      const window = started?.window ?? planned;
       // Progress committed as a sorted window goes (C only ever moves forward).
       let committed = checkpoint;
       let lastCommitAt = sctx.now();
@@ -232,15 +229,7 @@ class Run {
         return 'committed' as const;
       };
       const spentBefore = budget.subrequests;
-      const result = await pollWindow(
-        sctx,
-        epoch,
-        window,
-        budget,
-        tally,
-        onProgress,
-        started?.round,
-      );
+      const result = await pollWindow(sctx, epoch, window, budget, tally, onProgress, round);
       if (result.kind === 'fenced') return ended(this.fenced());
       const next = decideAfterWindow({
         result,
@@ -288,8 +277,7 @@ class Run {
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
-      const round = roundCommit(started?.round, sctx.now());
-      if (round) done.round = round;
+      endRound(done, round, sctx.now());
       tally.windows += 1;
       // A window that left updates failing ends the stream's turn (R19): its next window would
       // retry them at once, and a receiver that is down would spend their attempts within one
@@ -369,13 +357,8 @@ class Run {
   }
 
   private commitDone(sctx: RunContext, done: WindowCommit): boolean {
-    return sctx.store.commitWindow(
-      this.epoch,
-      done.checkpoint,
-      done.remember,
-      done.pruneBelow,
-      done.round,
-    );
+    const { checkpoint, remember, pruneBelow, round } = done;
+    return sctx.store.commitWindow(this.epoch, checkpoint, remember, pruneBelow, round);
   }
 }
 
