@@ -13,6 +13,17 @@ export const resumeSchema = z.strictObject({
   param: z.string().min(1).optional(),
   /** Query parameters of a round that starts from a token, instead of source.params (default none). */
   params: z.record(z.string(), z.string()).default({}),
+  /**
+   * What an answer to a round from a token says when the token expired (a resync follows): its
+   * status (default [410]) or an error code at `error.code` in its body (default none; Graph:
+   * "syncStateNotFound").
+   */
+  expired: z
+    .strictObject({
+      status: z.array(z.int().min(400).max(599)).default([410]),
+      codes: z.array(z.string().min(1)).default([]),
+    })
+    .default({ status: [410], codes: [] }),
 });
 
 export type ResumeConfig = z.output<typeof resumeSchema>;
@@ -87,4 +98,17 @@ export function hideToken(text: string, token: string | null): string {
   const shown = shownToken(token);
   const out = redactAs(text, token, shown);
   return URL.canParse(token) ? redactAs(out, new URL(token).href, shown) : out;
+}
+
+/** Whether an answer to a round from a token says the token expired (source.resume.expired). */
+export function tokenExpired(
+  expired: ResumeConfig['expired'],
+  status: number,
+  body: unknown,
+): boolean {
+  if (expired.status.includes(status)) return true;
+  if (expired.codes.length === 0 || typeof body !== 'object' || body === null) return false;
+  const error = 'error' in body ? body.error : undefined;
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
+  return typeof code === 'string' && expired.codes.includes(code);
 }

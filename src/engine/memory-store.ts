@@ -3,6 +3,7 @@ import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
   type DeadLetter,
   type FailingUpdate,
+  type Json,
   type LedgerEntry,
   ledgerKey,
   type PollerState,
@@ -45,12 +46,20 @@ export class MemoryStore implements PollerStore {
   /** source.deletions: that stream's checkpoint and ledger. */
   readonly deletionsStream: MemoryStream = new MemoryStream(this);
   /** source.resume: the round's token and cursor. */
-  round: RoundState = { token: null, tokenAt: null, cursor: null, pages: 0 };
+  round: RoundState = { token: null, tokenAt: null, cursor: null, pages: 0, resync: null };
+  /** The audit entries written (the SQLite store's audit_log). */
+  readonly audit: { at: number; action: string; detail: Json }[] = [];
   readonly rounds: RoundStore = {
     read: () => ({ ...this.round }),
     keepCursor: (epoch, cursor, pages) => {
       if (!this.holds(epoch)) return false;
       this.round = { ...this.round, cursor, pages };
+      return true;
+    },
+    expire: (epoch, at, reason) => {
+      if (!this.holds(epoch)) return false;
+      this.round = { token: null, tokenAt: null, cursor: null, pages: 0, resync: { at, reason } };
+      this.audit.push({ at, action: 'resume_resync', detail: { reason } });
       return true;
     },
   };
@@ -104,7 +113,8 @@ export class MemoryStore implements PollerStore {
     round?: RoundCommit,
   ): boolean {
     if (!this.holds(epoch)) return false;
-    if (round) this.round = { token: round.token, tokenAt: round.at, cursor: null, pages: 0 };
+    if (round)
+      this.round = { ...this.round, token: round.token, tokenAt: round.at, cursor: null, pages: 0 };
     this.state.scopeFrom ??= this.state.checkpoint ?? checkpoint;
     this.state.checkpoint = checkpoint;
     this.rowsWritten += 1;

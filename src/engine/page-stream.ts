@@ -48,6 +48,8 @@ export interface RoundPaging {
   keep(cursor: string, pages: number): boolean;
   /** Set by the stream: the token the round's last page held. */
   token: string | null;
+  /** The token expired: clears it and the cursor, for a round from source.url (fenced). */
+  expire(reason: string): boolean;
 }
 
 /** One page of the window, numbered from 1. */
@@ -95,6 +97,11 @@ export async function* pages(
   let cursor: string | null = round?.cursor ?? null;
   if (cursor !== null) cursors.add(cursor);
   let number = 0;
+  // The window as requested: a resync swaps a round from a token for one from source.url.
+  let current = window;
+  // A round's pages before this window's first (its kept cursor's), so that number + base
+  // counts the round's pages; a resync restarts the count.
+  let base = round?.pages ?? 0;
   const ahead = new PageAhead();
   // The number of the page the consumer holds (0: none): the one it may ask ahead of.
   let held = 0;
@@ -125,7 +132,7 @@ export async function* pages(
           yield { kind: 'stopped', stop };
           return;
         }
-        result = await source.fetchPage(window, cursor);
+        result = await source.fetchPage(current, cursor);
       }
       if (!paging.holds()) {
         yield { kind: 'fenced' };
@@ -135,6 +142,20 @@ export async function* pages(
       tally.pages += 1;
       if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
       if (!result.ok) {
+        // source.resume: the upstream no longer knows the round's token. A resync: a round
+        // from source.url, in this window; what it lists unchanged is not sent again (the
+        // memory of ids and content hashes, engine/unchanged.ts).
+        if (round !== undefined && result.expired && current.round?.token != null) {
+          if (!round.expire(`page ${number}: ${result.error}`)) {
+            yield { kind: 'fenced' };
+            return;
+          }
+          current = { ...window, round: { token: null } };
+          cursor = null;
+          cursors.clear();
+          base = -number;
+          continue;
+        }
         yield failedPage(result, number, tally);
         return;
       }
@@ -153,7 +174,7 @@ export async function* pages(
           if (held !== taken || ahead.pending || next === null) return;
           const asked = { next, cursors, pageDelay: paging.pageDelay, tally, budget, now: now() };
           if (lookAhead(asked, needs)) {
-            ahead.ask((cancel) => source.fetchPage(window, next, cancel));
+            ahead.ask((cancel) => source.fetchPage(current, next, cancel));
           }
         },
       };
@@ -169,7 +190,7 @@ export async function* pages(
         }
         // Resumed: the consumer handled this page. A budget stop or a crash from here on
         // continues at the next one, never from the round's start (R20).
-        if (!round.keep(next, round.pages + number)) {
+        if (!round.keep(next, base + number)) {
           yield { kind: 'fenced' };
           return;
         }

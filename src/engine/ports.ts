@@ -66,7 +66,15 @@ export type PageResult =
       /** The rate-limit quota is spent: no request before this time. */
       pauseUntil?: number;
     }
-  | { ok: false; kind: UpstreamFailureKind; error: string; retryAfter?: number; skewMs?: number };
+  | {
+      ok: false;
+      kind: UpstreamFailureKind;
+      error: string;
+      retryAfter?: number;
+      skewMs?: number;
+      /** source.resume: the upstream says the round's token expired (a resync follows). */
+      expired?: true;
+    };
 
 /** The upstream, one page at a time. `cursor` is null for a window's first page. */
 export interface Source {

@@ -16,6 +16,8 @@ export interface RoundState {
   cursor: string | null;
   /** Pages of the round in progress handled so far. */
   pages: number;
+  /** The last resync: when a token expired, and what the upstream said (null: none yet). */
+  resync: { at: number; reason: string } | null;
 }
 
 /** source.resume: the round's token and its page cursor (one owner, fenced like C, R6). */
@@ -23,4 +25,9 @@ export interface RoundStore {
   read(): RoundState;
   /** Keeps the next page of the round in progress once a page was handled (R20). */
   keepCursor(epoch: number, cursor: string, pages: number): boolean;
+  /**
+   * The token expired: clears it and the page cursor (the next round starts from source.url),
+   * notes the resync and writes an audit entry, in one fenced write.
+   */
+  expire(epoch: number, at: number, reason: string): boolean;
 }

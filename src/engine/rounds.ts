@@ -35,6 +35,7 @@ export function startRound(
     pages: state.pages,
     keep: (cursor, pages) => store.keepCursor(epoch, cursor, pages),
     token: null,
+    expire: (reason) => store.expire(epoch, ctx.now(), reason),
   };
   return { window: { ...window, round: { token: state.token } }, round };
 }

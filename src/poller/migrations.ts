@@ -348,7 +348,9 @@ export const MIGRATIONS: readonly string[] = [
      token TEXT,
      token_at INTEGER,
      cursor TEXT,
-     pages INTEGER NOT NULL DEFAULT 0
+     pages INTEGER NOT NULL DEFAULT 0,
+     resync_at INTEGER,
+     resync_reason TEXT
    );`,
 ];
 

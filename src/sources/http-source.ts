@@ -1,5 +1,5 @@
 import { redact } from '../config/interpolate.ts';
-import { hideToken, tokenUrlProblem } from '../config/resume.ts';
+import { hideToken, tokenExpired, tokenUrlProblem } from '../config/resume.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
@@ -102,7 +102,7 @@ export class HttpSource implements Source {
     }
     const deadline = this.deadlines.start(cancel);
     try {
-      return await this.fetchWithin(draft, shown, hide, cursor, deadline);
+      return await this.fetchWithin(draft, shown, hide, cursor, deadline, token !== null);
     } finally {
       deadline.clear();
     }
@@ -114,6 +114,7 @@ export class HttpSource implements Source {
     hide: (text: string) => string,
     cursor: string | null,
     deadline: Deadline,
+    fromToken: boolean,
   ): Promise<PageResult> {
     const sentAt = this.now();
     const fetched = await this.follow(draft, shown, hide, deadline);
@@ -133,7 +134,7 @@ export class HttpSource implements Source {
       kind: UpstreamFailureKind,
       what: string,
       quoted = { what: 'body', text },
-    ): PageResult => ({
+    ): Extract<PageResult, { ok: false }> => ({
       ok: false,
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
@@ -156,6 +157,11 @@ export class HttpSource implements Source {
       return failure('transient', ` but the body broke off: ${hide(body.error)}`);
     }
     if (!response.ok) {
+      // A round from a token the upstream no longer knows: the engine resyncs (engine/rounds.ts).
+      const resume = this.config.resume;
+      if (fromToken && resume && tokenExpired(resume.expired, response.status, parseOrNull(text))) {
+        return { ...failure('misconfigured', ': the resume token expired'), expired: true };
+      }
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
         return failure('rate_limited', ' (rate limited)');
       }
@@ -323,5 +329,14 @@ export class HttpSource implements Source {
   private redact(text: string): string {
     const learned = this.options.auth?.learned() ?? [];
     return redact(text, learned.length === 0 ? this.secrets : [...this.secrets, ...learned]);
+  }
+}
+
+/** A body as JSON, or null when it is none. */
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

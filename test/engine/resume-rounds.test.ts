@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadPoller } from '../../src/config/load.ts';
+import { tokenExpired } from '../../src/config/resume.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
 import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
@@ -33,6 +34,8 @@ class Calendar {
   tokenTail = '';
   /** Answers every request with this status, its body echoing the query. */
   failWith: number | null = null;
+  /** Tokens of a change number below this expired: Google answers 410, a full sync needed. */
+  expiredBelow = 0;
 
   put(id: string, summary: string, status: Event['status'] = 'confirmed'): void {
     this.seq += 1;
@@ -60,6 +63,9 @@ class Calendar {
       return Response.json({ error: 'showDeleted' }, { status: 400 });
     }
     const since = sync === null ? null : Number.parseInt(sync.slice(1), 10);
+    if (since !== null && since < this.expiredBelow) {
+      return Response.json({ error: { code: 410, message: 'fullSyncRequired' } }, { status: 410 });
+    }
     const listed = [...this.events.values()]
       .filter((event) => event.seq <= asOf)
       .filter((event) => (since === null ? event.status !== 'cancelled' : event.seq > since))
@@ -228,6 +234,45 @@ describe("a round's token is never shown in full", () => {
     const error = page.ok ? '' : page.error;
     expect(error).toContain('GET https://graph.test/users/delta?…: HTTP 502');
     expect(error).not.toContain('oEcOySpF');
+  });
+});
+
+describe('an expired token is a resync', () => {
+  it('starts a round from source.url in the same run, audited, and sends nothing unchanged again', async () => {
+    const w = world();
+    w.calendar.put('a', 'A');
+    w.calendar.put('b', 'B');
+    w.calendar.put('c', 'C');
+    await w.run();
+    expect(w.store.rounds.read().token).toBe('t3');
+    w.calendar.put('b', 'B2');
+    w.calendar.expiredBelow = 4;
+    w.calendar.requests.length = 0;
+    const run = await w.run();
+    expect(run?.outcome).not.toBe('failed');
+    expect(w.calendar.requests.map(query)).toEqual([
+      'showDeleted=true&syncToken=t3',
+      'maxResults=2',
+      'maxResults=2&pageToken=2:4:',
+    ]);
+    // a and c come back unchanged from the full round: only b is sent.
+    expect(w.shown().slice(3)).toEqual(['upsert b']);
+    const round = w.store.rounds.read();
+    expect(round).toMatchObject({ token: 't4', cursor: null });
+    expect(round.resync?.reason).toContain('HTTP 410: the resume token expired');
+    expect(w.store.audit.map((entry) => entry.action)).toEqual(['resume_resync']);
+    // The rounds go on from the new token.
+    w.calendar.put('d', 'D');
+    await w.run();
+    expect(w.shown().slice(4)).toEqual(['upsert d']);
+  });
+
+  it('an error code in the body listed in resume.expired.codes is an expiry too', () => {
+    const expired = { status: [410], codes: ['syncStateNotFound'] };
+    const body = { error: { code: 'syncStateNotFound', message: 'gone' } };
+    expect(tokenExpired(expired, 400, body)).toBe(true);
+    expect(tokenExpired(expired, 400, { error: { code: 'badRequest' } })).toBe(false);
+    expect(tokenExpired({ status: [410], codes: [] }, 410, null)).toBe(true);
   });
 });
 

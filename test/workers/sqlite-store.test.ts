@@ -61,6 +61,23 @@ describe('SqliteStore honours the store contract', () => {
     expect(stored).toEqual([{ token: 't-1', checkpoint: 5_000 }]);
   });
 
+  it('an expired token writes a resume_resync audit entry with the resync', async () => {
+    const audit = await runInDurableObject(freshObject(), (_instance: Poller, state) => {
+      const store = new SqliteStore(state.storage);
+      const lease = { epoch: 1, trigger: 'cron' as const, held: true, startedAt: 1_000 };
+      store.acquire(0, { ...lease, phase: 'running' as const, expiresAt: 901_000 });
+      store.rounds.expire(1, 4_000, 'page 1: HTTP 410: the resume token expired');
+      return store.audit.list(5);
+    });
+    expect(audit).toEqual([
+      {
+        at: 4_000,
+        action: 'resume_resync',
+        detail: { reason: 'page 1: HTTP 410: the resume token expired' },
+      },
+    ]);
+  });
+
   it('applies every numbered migration once', async () => {
     const versions = await runInDurableObject(freshObject(), (_instance: Poller, state) =>
       state.storage.sql

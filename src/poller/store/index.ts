@@ -80,7 +80,7 @@ export class SqliteStore extends PollerStateStore {
     const failures = new DeliveryFailures(host);
     const ids = new IdMemory(host);
     // Fenced through the port, which exists only once super() returns.
-    const rounds = new ResumeRound(host, (epoch, write) => this.fenced(epoch, write));
+    const rounds = new ResumeRound(host, (epoch, write) => this.fenced(epoch, write), audit);
     super(host, { ledger, rounds, ids, failures, deadLetters, history });
     this.rounds = rounds;
     this.ids = ids;

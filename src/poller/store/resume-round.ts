@@ -1,5 +1,6 @@
 // Owns the resume_round table (source.resume): the round's token and its page cursor.
 import type { RoundCommit, RoundState, RoundStore } from '../../engine/ports.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { StoreHost } from './host.ts';
 
 /** One row of resume_round, as SQLite returns it. */
@@ -8,9 +9,11 @@ type RoundRow = {
   token_at: number | null;
   cursor: string | null;
   pages: number;
+  resync_at: number | null;
+  resync_reason: string | null;
 };
 
-const NONE: RoundState = { token: null, tokenAt: null, cursor: null, pages: 0 };
+const NONE: RoundState = { token: null, tokenAt: null, cursor: null, pages: 0, resync: null };
 
 /**
  * Owns `resume_round` (migration 23, one row): the token the next round starts from, when it
@@ -21,14 +24,33 @@ export class ResumeRound implements RoundStore {
   constructor(
     private readonly host: StoreHost,
     private readonly fenced: (epoch: number, write: () => unknown) => boolean,
+    private readonly audit: AuditLog,
   ) {}
 
   read(): RoundState {
     const row = this.host.sql
-      .exec<RoundRow>('SELECT token, token_at, cursor, pages FROM resume_round WHERE id = 1')
+      .exec<RoundRow>(
+        'SELECT token, token_at, cursor, pages, resync_at, resync_reason FROM resume_round WHERE id = 1',
+      )
       .toArray()[0];
     if (row === undefined) return NONE;
-    return { token: row.token, tokenAt: row.token_at, cursor: row.cursor, pages: row.pages };
+    const resync =
+      row.resync_at === null ? null : { at: row.resync_at, reason: row.resync_reason ?? '' };
+    const { token, cursor, pages } = row;
+    return { token, tokenAt: row.token_at, cursor, pages, resync };
+  }
+
+  expire(epoch: number, at: number, reason: string): boolean {
+    return this.fenced(epoch, () => {
+      this.host.write(
+        `INSERT INTO resume_round (id, resync_at, resync_reason) VALUES (1, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET token = NULL, token_at = NULL, cursor = NULL, pages = 0,
+           resync_at = excluded.resync_at, resync_reason = excluded.resync_reason`,
+        at,
+        reason,
+      );
+      this.audit.append({ at, action: 'resume_resync', detail: { reason } });
+    });
   }
 
   keepCursor(epoch: number, cursor: string, pages: number): boolean {
