@@ -175,10 +175,15 @@ function escapeLiterals(text: string, references: ReadonlySet<string>): string {
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 3) continue;
-    for (const form of formsOf(secret)) out = out.split(form).join('***');
-  }
+  for (const secret of secrets) out = redactAs(out, secret, '***');
+  return out;
+}
+
+/** `text` with every form of `secret` (as `redact` finds them) written as `shown` instead. */
+export function redactAs(text: string, secret: string, shown: string): string {
+  if (secret.length < 3) return text;
+  let out = text;
+  for (const form of formsOf(secret)) out = out.split(form).join(shown);
   return out;
 }
 

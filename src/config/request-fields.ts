@@ -141,7 +141,11 @@ export function requestProblems(
 
 /** What of a poller's config `requestRules` reads: its three requests with a URL of their own. */
 interface PollerShape {
-  source: RequestShape & { deletions?: (RequestShape & { url: string }) | undefined };
+  source: RequestShape & {
+    deletions?: (RequestShape & { url: string }) | undefined;
+    /** source.resume: rounds start from a token, so the window's start need not be sent. */
+    resume?: object | undefined;
+  };
   reconcile?: RequestShape | undefined;
 }
 
@@ -163,10 +167,14 @@ export function requestRules(poller: PollerShape): RequestProblem[] {
     requests.push([['source', 'deletions'], inherited, true]);
   }
   if (reconcile !== undefined) requests.push([['reconcile'], reconcile, false]);
+  const resumed = source.resume !== undefined;
   return requests.flatMap(([path, shape, windowed]) =>
-    requestProblems(shape, path.join('.'), windowed).map((problem) => ({
-      path: [...path, ...problem.path],
-      message: problem.message,
-    })),
+    requestProblems(shape, path.join('.'), windowed)
+      // A round starts from its token: a from_param or {from} is optional (config/resume.ts).
+      .filter((problem) => !(resumed && path.length === 1 && problem.path[0] === 'from_param'))
+      .map((problem) => ({
+        path: [...path, ...problem.path],
+        message: problem.message,
+      })),
   );
 }

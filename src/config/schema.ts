@@ -7,6 +7,7 @@ import { bodyPath } from '../sources/paging/style.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
 import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
+import { resumeProblems, resumeSchema } from './resume.ts';
 import { cronProblem } from './schedule.ts';
 import { stampFormat, timeFormat, timeProblems, timeZoneName } from './time-fields.ts';
 
@@ -81,8 +82,8 @@ const sourceSchema = z.strictObject({
   items: z.string().default(''),
   /** Dot path of a record's id (default "id"). */
   id: z.string().min(1).default('id'),
-  /** Dot path of a record's updated_at (default "updated_at"). */
-  updated_at: z.string().min(1).default('updated_at'),
+  /** Dot path of a record's updated_at (default "updated_at"; with resume, none: a record's version is a hash of its content). */
+  updated_at: z.string().min(1).optional(),
   /** auto | iso | iso_seconds | unix | unix_ms | a pattern: how updated_at is written (default auto: ISO strings, numbers below 1e11 are seconds, above are milliseconds). */
   updated_at_format: stampFormat.default('auto'),
   /**
@@ -120,6 +121,8 @@ const sourceSchema = z.strictObject({
   max_body: size.default(16 * MB),
   /** Paging within a window (default { type = "none" }). */
   next: nextSchema.default({ type: 'none' }),
+  /** Optional: the checkpoint is a token the upstream hands out at the end of a round (delta queries, sync tokens). */
+  resume: resumeSchema.optional(),
 });
 
 /** `reconcile.max_deletes`: "10%" of the known ids, or a count ("50"). */
@@ -219,7 +222,12 @@ export const pollerSchema = z
     log_idle_every: duration.default(10 * MINUTE),
     /** Requests (upstream and delivery) one run may make before it continues in a fresh invocation (default 1000). */
     max_subrequests: z.int().min(2).default(1000),
-    source: sourceSchema,
+    // updated_at defaults to "updated_at", but with resume: a version is then the content's hash.
+    source: sourceSchema.transform((source) =>
+      source.updated_at === undefined && source.resume === undefined
+        ? { ...source, updated_at: 'updated_at' }
+        : source,
+    ),
     deliver: deliverSchema,
     /** Optional: a periodic full listing that finds deletes and changes the stream never showed. */
     reconcile: reconcileSchema.optional(),
@@ -300,6 +308,8 @@ export const pollerSchema = z
           'needs source.to_param (or {to} in source.url, params or body): a window can only be bounded if the upstream takes an end',
       });
     }
+    // What a round without a time window cannot use (config/resume.ts).
+    for (const problem of resumeProblems(poller)) ctx.addIssue({ code: 'custom', ...problem });
     // Where each request's window goes (request-fields.ts): a body only with POST, etc.
     for (const problem of requestRules(poller)) ctx.addIssue({ code: 'custom', ...problem });
     // What the source.auth kind cannot work with (sources/auth/: a header source.headers sets too).

@@ -98,7 +98,7 @@ export function unreadableKey(poller: string, raw: unknown): string {
 }
 
 /** cyrb53: a fast 53-bit string hash, hex. Not cryptographic; it only names a payload. */
-function hash53(text: string): string {
+export function hash53(text: string): string {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i += 1) {

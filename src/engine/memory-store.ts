@@ -3,11 +3,15 @@ import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
   type DeadLetter,
   type FailingUpdate,
+  type Json,
   type LedgerEntry,
   ledgerKey,
   type PollerState,
   type PollerStore,
   type RememberedId,
+  type RoundCommit,
+  type RoundState,
+  type RoundStore,
   type RunAftermath,
   type RunRecord,
   type Stall,
@@ -41,6 +45,24 @@ export class MemoryStore implements PollerStore {
   readonly ids = new Map<string, RememberedId>();
   /** source.deletions: that stream's checkpoint and ledger. */
   readonly deletionsStream: MemoryStream = new MemoryStream(this);
+  /** source.resume: the round's token and cursor. */
+  round: RoundState = { token: null, tokenAt: null, cursor: null, pages: 0, resync: null };
+  /** The audit entries written (the SQLite store's audit_log). */
+  readonly audit: { at: number; action: string; detail: Json }[] = [];
+  readonly rounds: RoundStore = {
+    read: () => ({ ...this.round }),
+    keepCursor: (epoch, cursor, pages) => {
+      if (!this.holds(epoch)) return false;
+      this.round = { ...this.round, cursor, pages };
+      return true;
+    },
+    expire: (epoch, at, reason) => {
+      if (!this.holds(epoch)) return false;
+      this.round = { token: null, tokenAt: null, cursor: null, pages: 0, resync: { at, reason } };
+      this.audit.push({ at, action: 'resume_resync', detail: { reason } });
+      return true;
+    },
+  };
   /** reconcile: the listing's state, its ids and what it found. */
   readonly reconciliation: MemoryReconciliation = new MemoryReconciliation(this);
   recoveries = 0;
@@ -88,8 +110,11 @@ export class MemoryStore implements PollerStore {
     checkpoint: number,
     remember: LedgerEntry[],
     pruneBelow: number,
+    round?: RoundCommit,
   ): boolean {
     if (!this.holds(epoch)) return false;
+    if (round)
+      this.round = { ...this.round, token: round.token, tokenAt: round.at, cursor: null, pages: 0 };
     this.state.scopeFrom ??= this.state.checkpoint ?? checkpoint;
     this.state.checkpoint = checkpoint;
     this.rowsWritten += 1;
@@ -113,7 +138,7 @@ export class MemoryStore implements PollerStore {
   finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
     if (!this.holds(epoch)) return false;
     if (commit) {
-      this.commitWindow(epoch, commit.checkpoint, commit.remember, commit.pruneBelow);
+      this.commitWindow(epoch, commit.checkpoint, commit.remember, commit.pruneBelow, commit.round);
       this.rowsWritten -= 1; // one write of the state row for both, as in SQLite
     }
     this.state.lease = { ...this.state.lease, held: false };

@@ -31,6 +31,25 @@ export interface Paging {
   /** source.page_delay, waited with `sleep` before each request but the run's first. */
   pageDelay?: number | undefined;
   sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** source.resume: the window is a round, continued from its kept cursor (R20). */
+  round?: RoundPaging | undefined;
+}
+
+/**
+ * A resume round as the stream runs it: it starts at the cursor kept by the run before
+ * (null: the round's first page), keeps the next cursor once each page was handled (the
+ * consumer asked for the next), and ends at the page that holds the token.
+ */
+export interface RoundPaging {
+  cursor: string | null;
+  /** Pages of the round handled before this window (its kept cursor's page number). */
+  pages: number;
+  /** Keeps the next page's cursor (fenced: false when the lease was lost). */
+  keep(cursor: string, pages: number): boolean;
+  /** Set by the stream: the token the round's last page held. */
+  token: string | null;
+  /** The token expired: clears it and the cursor, for a round from source.url (fenced). */
+  expire(reason: string): boolean;
 }
 
 /** One page of the window, numbered from 1. */
@@ -74,8 +93,15 @@ export async function* pages(
 ): AsyncGenerator<StreamStep, void, undefined> {
   const { source, budget, tally, now } = paging;
   const cursors = new Set<string>();
-  let cursor: string | null = null;
+  const round = paging.round;
+  let cursor: string | null = round?.cursor ?? null;
+  if (cursor !== null) cursors.add(cursor);
   let number = 0;
+  // The window as requested: a resync swaps a round from a token for one from source.url.
+  let current = window;
+  // A round's pages before this window's first (its kept cursor's), so that number + base
+  // counts the round's pages; a resync restarts the count.
+  let base = round?.pages ?? 0;
   const ahead = new PageAhead();
   // The number of the page the consumer holds (0: none): the one it may ask ahead of.
   let held = 0;
@@ -106,7 +132,7 @@ export async function* pages(
           yield { kind: 'stopped', stop };
           return;
         }
-        result = await source.fetchPage(window, cursor);
+        result = await source.fetchPage(current, cursor);
       }
       if (!paging.holds()) {
         yield { kind: 'fenced' };
@@ -116,6 +142,20 @@ export async function* pages(
       tally.pages += 1;
       if (result.skewMs !== undefined) tally.skewMs = result.skewMs;
       if (!result.ok) {
+        // source.resume: the upstream no longer knows the round's token. A resync: a round
+        // from source.url, in this window; what it lists unchanged is not sent again (the
+        // memory of ids and content hashes, engine/unchanged.ts).
+        if (round !== undefined && result.expired && current.round?.token != null) {
+          if (!round.expire(`page ${number}: ${result.error}`)) {
+            yield { kind: 'fenced' };
+            return;
+          }
+          current = { ...window, round: { token: null } };
+          cursor = null;
+          cursors.clear();
+          base = -number;
+          continue;
+        }
         yield failedPage(result, number, tally);
         return;
       }
@@ -134,10 +174,27 @@ export async function* pages(
           if (held !== taken || ahead.pending || next === null) return;
           const asked = { next, cursors, pageDelay: paging.pageDelay, tally, budget, now: now() };
           if (lookAhead(asked, needs)) {
-            ahead.ask((cancel) => source.fetchPage(window, next, cancel));
+            ahead.ask((cancel) => source.fetchPage(current, next, cancel));
           }
         },
       };
+      if (round !== undefined) {
+        // The round ends at the page with the token, whatever it says of a next page.
+        if (result.resume !== undefined) {
+          round.token = result.resume;
+          return;
+        }
+        if (next === null) {
+          yield roundWithoutToken(number);
+          return;
+        }
+        // Resumed: the consumer handled this page. A budget stop or a crash from here on
+        // continues at the next one, never from the round's start (R20).
+        if (!round.keep(next, base + number)) {
+          yield { kind: 'fenced' };
+          return;
+        }
+      }
       if (next === null) return;
       if (cursors.has(next)) {
         yield pagingLoop(next, number);
@@ -178,5 +235,14 @@ function pagingLoop(next: string, number: number): StreamEnd {
     kind: 'failed',
     failure: 'transient',
     error: `page ${number}: paging loop: the upstream sent a next page it had already sent in this window (${shown})`,
+  };
+}
+
+/** A round whose last page holds no token: the next round could not start, so it fails. */
+function roundWithoutToken(number: number): StreamEnd {
+  return {
+    kind: 'failed',
+    failure: 'transient',
+    error: `page ${number}: the round's last page holds no token at source.resume.path`,
   };
 }

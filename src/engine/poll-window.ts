@@ -4,7 +4,7 @@ import { deliverPage } from './deliver-page.ts';
 import { planDelivery } from './delivery-plan.ts';
 import { deliveryKey, unreadableKey } from './idempotency.ts';
 import { untilNearFuture } from './near-future.ts';
-import { type PageStop, type PageTally, pages } from './page-stream.ts';
+import { type PageStop, type PageTally, pages, type RoundPaging } from './page-stream.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
   type LedgerEntry,
@@ -141,6 +141,8 @@ export async function pollWindow(
     /** What the window delivered so far: asked for only when it commits (a copy each time). */
     delivered: () => LedgerEntry[],
   ) => 'committed' | 'unchanged' | 'fenced',
+  /** source.resume: the window is this round (engine/page-stream.ts runs it). */
+  round?: RoundPaging,
 ): Promise<WindowResult> {
   const { store, config } = ctx;
   const below = straggle(store, tally);
@@ -197,6 +199,7 @@ export async function pollWindow(
     holds: () => holdsLease(ctx, epoch),
     pageDelay: config.source.page_delay,
     sleep: ctx.sleep,
+    round,
   };
   // Leaving this loop, however, closes the stream: a page it asked for ahead is cancelled.
   for await (const step of pages(window, paging)) {

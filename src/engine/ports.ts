@@ -5,8 +5,11 @@ import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
 import type { Lease } from './lease.ts';
 import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
+import type { RoundCommit, RoundStore } from './round-ports.ts';
 import type { RunRecord } from './run-record.ts';
 import type { Precision, Window } from './window.ts';
+
+export type { RoundCommit, RoundState, RoundStore } from './round-ports.ts';
 
 /**
  * A JSON value: what records, dead letters and audit details are made of. Kept shallow on
@@ -56,12 +59,22 @@ export type PageResult =
       malformed: MalformedRecord[];
       /** Where the next page of the window is; null when this was the last. */
       next: string | null;
+      /** source.resume: the token this page holds, which ends its round. */
+      resume?: string;
       /** The upstream's clock minus ours, from its Date header (R11). */
       skewMs?: number;
       /** The rate-limit quota is spent: no request before this time. */
       pauseUntil?: number;
     }
-  | { ok: false; kind: UpstreamFailureKind; error: string; retryAfter?: number; skewMs?: number };
+  | {
+      ok: false;
+      kind: UpstreamFailureKind;
+      error: string;
+      retryAfter?: number;
+      skewMs?: number;
+      /** source.resume: the upstream says the round's token expired (a resync follows). */
+      expired?: true;
+    };
 
 /** The upstream, one page at a time. `cursor` is null for a window's first page. */
 export interface Source {
@@ -191,6 +204,8 @@ export interface WindowCommit {
   checkpoint: number;
   remember: LedgerEntry[];
   pruneBelow: number;
+  /** source.resume: the token the round ended with, stored with C in one write (R20). */
+  round?: RoundCommit;
 }
 
 /**
@@ -225,12 +240,16 @@ export interface PollerStore {
   markRunning(epoch: number, expiresAt: number): boolean;
   /** Keys (`id` + `version`) of deliveries remembered at or above `from` (R9). */
   delivered(from: number): Set<string>;
-  /** Moves C and keeps only the ledger the next window can need. */
+  /**
+   * Moves C and keeps only the ledger the next window can need; with `round`, stores the
+   * round's token (its cursor done) in the same write (R20).
+   */
   commitWindow(
     epoch: number,
     checkpoint: number,
     remember: LedgerEntry[],
     pruneBelow: number,
+    round?: RoundCommit,
   ): boolean;
   /** Remembers deliveries of a window that did not complete, so the retry skips them. */
   remember(epoch: number, entries: LedgerEntry[]): boolean;
@@ -266,6 +285,8 @@ export interface PollerStore {
   rememberIds?(epoch: number, entries: readonly RememberedId[]): boolean;
   /** source.deletions: that stream's checkpoint and ledger. */
   deletionsStream?: StreamStore;
+  /** source.resume: the round's token and page cursor. */
+  rounds?: RoundStore;
   /** reconcile: the listing's state, its ids and what it found. */
   reconciliation?: ReconcileStore;
   /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */

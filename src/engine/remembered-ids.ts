@@ -7,12 +7,20 @@ import { contentHash } from './unchanged.ts';
  * Kept only when one of those is on: for the rest, a delivery writes no row more.
  */
 export function keepsIds(ctx: RunContext): boolean {
-  return ctx.config.deliver.changes_only || ctx.config.reconcile !== undefined;
+  return (
+    ctx.config.deliver.changes_only ||
+    ctx.config.reconcile !== undefined ||
+    ctx.config.source.resume !== undefined
+  );
 }
 
 /** Whether the memory keeps content hashes: changes_only, or a listing compared by content. */
 export function keepsHashes(ctx: RunContext): boolean {
-  return ctx.config.deliver.changes_only || ctx.config.reconcile?.compare === 'content';
+  return (
+    ctx.config.deliver.changes_only ||
+    ctx.config.reconcile?.compare === 'content' ||
+    ctx.config.source.resume !== undefined
+  );
 }
 
 /**

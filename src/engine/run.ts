@@ -15,8 +15,8 @@ import type {
   Wakeup,
   WindowCommit,
 } from './ports.ts';
+import { endRound, nextWindow } from './rounds.ts';
 import { progressToCommit } from './sorted-progress.ts';
-import { planWindow } from './window.ts';
 
 /**
  * Runs the poll loop under the lease `epoch`, already marked running by the caller:
@@ -198,7 +198,8 @@ class Run {
       const state = store.read();
       const T = sctx.now();
       const checkpoint = state.checkpoint ?? config.start_from ?? T;
-      const window = planWindow({
+      // With source.resume, the window is a round from the stored token (engine/rounds.ts).
+      const { window, round } = nextWindow(sctx, epoch, {
         checkpoint,
         overlap: config.overlap,
         maxWindow: config.max_window,
@@ -228,7 +229,7 @@ class Run {
         return 'committed' as const;
       };
       const spentBefore = budget.subrequests;
-      const result = await pollWindow(sctx, epoch, window, budget, tally, onProgress);
+      const result = await pollWindow(sctx, epoch, window, budget, tally, onProgress, round);
       if (result.kind === 'fenced') return ended(this.fenced());
       const next = decideAfterWindow({
         result,
@@ -276,6 +277,7 @@ class Run {
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
+      endRound(done, round, sctx.now());
       tally.windows += 1;
       // A window that left updates failing ends the stream's turn (R19): its next window would
       // retry them at once, and a receiver that is down would spend their attempts within one
@@ -355,7 +357,8 @@ class Run {
   }
 
   private commitDone(sctx: RunContext, done: WindowCommit): boolean {
-    return sctx.store.commitWindow(this.epoch, done.checkpoint, done.remember, done.pruneBelow);
+    const { checkpoint, remember, pruneBelow, round } = done;
+    return sctx.store.commitWindow(this.epoch, checkpoint, remember, pruneBelow, round);
   }
 }
 

@@ -45,7 +45,10 @@ export async function changesJudge(
 ): Promise<ChangesJudge | null> {
   const { deliver } = ctx.config;
   const known = ctx.store.idsOf;
-  if (!deliver.changes_only || known === undefined) return null;
+  // A resume round lists what it lists again in the next (a resync lists everything): what
+  // the receiver has of an id, the same version with the same content, is not sent again.
+  const rounds = ctx.config.source.resume !== undefined;
+  if (!(deliver.changes_only || rounds) || known === undefined) return null;
   const upserts = updates.filter((update) => deliveryOp(ctx, update) === 'upsert');
   if (upserts.length === 0 && ctx.stream !== 'deletions') return null;
   const ignore = deliver.changes_ignore;
@@ -68,10 +71,14 @@ export async function changesJudge(
         return before !== undefined && before.versionMs > update.versionMs;
       }
       if (deliveryOp(ctx, update) === 'delete') return false;
+      const newer = deliver.changes_only
+        ? before !== undefined && before.versionMs < update.versionMs
+        : false;
+      const again = rounds && before !== undefined && before.versionMs === update.versionMs;
       const same =
         before !== undefined &&
         !before.deleted &&
-        before.versionMs < update.versionMs &&
+        (newer || again) &&
         before.hash === hashes.get(key);
       if (same) last.set(update.id, { ...before, versionMs: update.versionMs });
       return same;
@@ -97,6 +104,11 @@ export async function contentHash(record: unknown, ignore: readonly string[]): P
   const text = JSON.stringify(canonical(record, from)) ?? 'undefined';
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** A record's canonical JSON (keys sorted): what a content version is a hash of. */
+export function canonicalJson(record: unknown): string {
+  return JSON.stringify(canonical(record, [])) ?? 'undefined';
 }
 
 /** An ignored path, and which of its steps are still to match at this level. */

@@ -9,6 +9,11 @@ export interface Window {
   startedAt: number;
   /** max_window ended the window before T: more backlog lies beyond it. */
   cut: boolean;
+  /**
+   * source.resume: the window is a round of pages, started from this token (null: from
+   * source.url, the first round or a resync) instead of a time range.
+   */
+  round?: { token: string | null };
 }
 
 /**

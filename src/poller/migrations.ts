@@ -340,6 +340,18 @@ export const MIGRATIONS: readonly string[] = [
   // of the config it was set under, or as given when it was set. NULL for a secret set before
   // this column: bound at the poller's next wiring, under its config then (poller/wiring.ts).
   `ALTER TABLE poller_secrets ADD COLUMN origins TEXT;`,
+  // 23: source.resume (R20): the token the next round starts from, stored with the commit of
+  // the round that handed it out, and the page cursor of the round in progress, kept as each
+  // page is handled so that a budget stop or a crash continues from it.
+  `CREATE TABLE resume_round (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     token TEXT,
+     token_at INTEGER,
+     cursor TEXT,
+     pages INTEGER NOT NULL DEFAULT 0,
+     resync_at INTEGER,
+     resync_reason TEXT
+   );`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

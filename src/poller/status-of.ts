@@ -35,6 +35,7 @@ export async function statusOf(
     reconcile: config?.reconcile ? store.reconciliation.input(config.reconcile.every) : null,
     auth: authView(config, store.oauth, now),
     nextPaths: store.nextPaths.all(),
+    resume: config?.source.resume ? store.rounds.read() : null,
     // After the wiring, whose read of the secrets moves them during a rotation.
     secretKeys: await secrets.keyCounts(),
   });

@@ -1,7 +1,7 @@
 import { formatDuration } from '../config/duration.ts';
 import type { PollerConfig } from '../config/schema.ts';
 import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
-import type { Json, PollerState, RunRecord } from '../engine/ports.ts';
+import type { Json, PollerState, RoundState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
 import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import type { AuthView } from '../sources/auth/index.ts';
@@ -23,6 +23,7 @@ import {
   reconcileView,
   reconcileWarning,
 } from './reconcile-view.ts';
+import { type ResumeView, resumeView } from './resume-view.ts';
 import {
   type Counters,
   DEAD_LETTER_CAP,
@@ -89,6 +90,8 @@ export interface PollerStatus {
   reconcile: ReconcileView | null;
   /** The source's authentication (source.auth): its kind and token state, never a token (null: none). */
   auth: AuthView | null;
+  /** source.resume: the token's age and the round's progress, never the token (null: none). */
+  resume: ResumeView | null;
   /**
    * The poller's own secrets by the key they are sealed under, after this status's own read
    * of them (which moves them to SECRETS_KEY during a rotation): one still under
@@ -224,6 +227,8 @@ export function buildStatus(
     tables: TableSizes;
     databaseBytes: number;
     secretKeys: KeyRoleCounts;
+    /** source.resume: where the rounds stand (null or absent: the poller has none). */
+    resume?: RoundState | null;
   },
 ): PollerStatus {
   const { state, config } = input;
@@ -273,6 +278,7 @@ export function buildStatus(
     freshness: fresh?.view ?? null,
     reconcile: input.reconcile ? reconcileView(input.reconcile) : null,
     auth: input.auth ?? null,
+    resume: resumeView(input.resume ?? null, input.now),
     secrets: {
       count: input.secretKeys.current + input.secretKeys.previous + input.secretKeys.unknown,
       under_current_key: input.secretKeys.current,

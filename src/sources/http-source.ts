@@ -1,4 +1,5 @@
 import { redact } from '../config/interpolate.ts';
+import { hideToken, tokenExpired, tokenUrlProblem } from '../config/resume.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
@@ -75,12 +76,24 @@ export class HttpSource implements Source {
     cursor: string | null,
     cancel?: AbortSignal,
   ): Promise<PageResult> {
+    // A round's token is shown shortened wherever an error or a log names it (config/resume.ts).
+    const token = window.round?.token ?? null;
+    const hide = (text: string) => hideToken(this.redact(text), token);
     // The page as errors and logs show it, secrets redacted: built only when one needs it.
     let shownText: string | undefined;
     const shown = () => {
-      shownText ??= shownDraft(this.config, this.shownUrl(window, cursor));
+      shownText ??= shownDraft(this.config, this.shownUrl(window, cursor, hide));
       return shownText;
     };
+    // A token handed out as a URL goes only where the source's credentials may go.
+    if (
+      token !== null &&
+      this.config.resume !== undefined &&
+      this.config.resume.param === undefined
+    ) {
+      const problem = tokenUrlProblem(this.config.url, token);
+      if (problem !== null) return { ok: false, kind: 'misconfigured', error: problem };
+    }
     let draft: RequestDraft;
     try {
       draft = pageDraft(this.config, window, cursor, this.windowDraft(window));
@@ -89,7 +102,7 @@ export class HttpSource implements Source {
     }
     const deadline = this.deadlines.start(cancel);
     try {
-      return await this.fetchWithin(draft, shown, cursor, deadline);
+      return await this.fetchWithin(draft, shown, hide, cursor, deadline, token !== null);
     } finally {
       deadline.clear();
     }
@@ -98,11 +111,13 @@ export class HttpSource implements Source {
   private async fetchWithin(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     cursor: string | null,
     deadline: Deadline,
+    fromToken: boolean,
   ): Promise<PageResult> {
     const sentAt = this.now();
-    const fetched = await this.follow(draft, shown, deadline);
+    const fetched = await this.follow(draft, shown, hide, deadline);
     if (!fetched.ok) return fetched.page;
     const { response, url } = fetched;
     const body = await readBody(response, this.config.max_body, deadline);
@@ -111,7 +126,7 @@ export class HttpSource implements Source {
     const measured = skew === undefined ? {} : { skewMs: skew };
     const limit = readRateLimit(response.headers, receivedAt, this.maxRateLimitWait);
     for (const note of limit.notes) {
-      this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: this.redact(note) });
+      this.options.log?.({ event: 'rate_limit_hint', url: shown(), note: hide(note) });
     }
     const text = body.ok ? body.text : '';
     /** A failed page, shown with the start of its body, or of what `quoted` says the body said. */
@@ -119,12 +134,12 @@ export class HttpSource implements Source {
       kind: UpstreamFailureKind,
       what: string,
       quoted = { what: 'body', text },
-    ): PageResult => ({
+    ): Extract<PageResult, { ok: false }> => ({
       ok: false,
       kind,
       // Redacted before it is cut, so a secret across the cut cannot leave half of itself;
       // and only here, on a failure: a good page's body is never scanned for secrets.
-      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(this.redact(quoted.text).slice(0, SNIPPET))}` : ''}`,
+      error: `${shown()}: HTTP ${response.status}${what}${body.ok ? `; ${quoted.what} ${JSON.stringify(hide(quoted.text).slice(0, SNIPPET))}` : ''}`,
       ...measured,
       ...(limit.notBefore === undefined ? {} : { retryAfter: limit.notBefore }),
     });
@@ -139,9 +154,14 @@ export class HttpSource implements Source {
           ` but the body is larger than source.max_body (${body.limit} bytes); ask for smaller pages (a page-size parameter in source.params) or raise max_body`,
         );
       }
-      return failure('transient', ` but the body broke off: ${this.redact(body.error)}`);
+      return failure('transient', ` but the body broke off: ${hide(body.error)}`);
     }
     if (!response.ok) {
+      // A round from a token the upstream no longer knows: the engine resyncs (engine/rounds.ts).
+      const resume = this.config.resume;
+      if (fromToken && resume && tokenExpired(resume.expired, response.status, parseOrNull(text))) {
+        return { ...failure('misconfigured', ': the resume token expired'), expired: true };
+      }
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
         return failure('rate_limited', ' (rate limited)');
       }
@@ -179,7 +199,7 @@ export class HttpSource implements Source {
     }
     const page = { url, body: parsed, headers: response.headers, items, cursor };
     const next = nextPage(this.config, page);
-    if (!next.ok) return failure(next.kind, ` but ${this.redact(next.error)}`);
+    if (!next.ok) return failure(next.kind, ` but ${hide(next.error)}`);
     const sighting = this.options.nextPaths && nextPathSighting(this.config, page);
     if (sighting) this.options.nextPaths?.saw(sighting.path, sighting.present);
     const updates: Update[] = [];
@@ -189,11 +209,13 @@ export class HttpSource implements Source {
       if (isUpdate(read)) updates.push(read);
       else malformed.push(read);
     }
+    const resume = this.config.resume && readPath(parsed, this.config.resume.path);
     return {
       ok: true,
       updates,
       malformed,
       next: next.next,
+      ...(typeof resume === 'string' && resume !== '' ? { resume } : {}),
       ...measured,
       // The quota is spent: this page is good, but the next request must wait for the reset.
       ...(limit.exhausted && limit.notBefore !== undefined ? { pauseUntil: limit.notBefore } : {}),
@@ -208,22 +230,24 @@ export class HttpSource implements Source {
   private async follow(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     deadline: Deadline,
   ): Promise<Fetched> {
     const sent = await sendAuthorized(
       this.options.auth,
-      (authorize) => this.followFrom(draft, shown, deadline, authorize),
+      (authorize) => this.followFrom(draft, shown, hide, deadline, authorize),
       (fetched) => (fetched.ok ? fetched.response : null),
     );
     if (sent.ok) return sent.sent;
     const { kind, error, retryAfter } = sent;
-    const page = { ok: false as const, kind, error: `${shown()}: ${this.redact(error)}` };
+    const page = { ok: false as const, kind, error: `${shown()}: ${hide(error)}` };
     return { ok: false, page: retryAfter === undefined ? page : { ...page, retryAfter } };
   }
 
   private async followFrom(
     draft: RequestDraft,
     shown: () => string,
+    hide: (text: string) => string,
     deadline: Deadline,
     authorize: Authorize,
   ): Promise<Fetched> {
@@ -244,7 +268,7 @@ export class HttpSource implements Source {
             : fetchFailure(error, url);
         return {
           ok: false,
-          page: { ok: false, kind: 'transient', error: `${shown()}: ${this.redact(reason)}` },
+          page: { ok: false, kind: 'transient', error: `${shown()}: ${hide(reason)}` },
         };
       }
       if (!REDIRECTS.has(response.status)) return { ok: true, response, url };
@@ -266,20 +290,20 @@ export class HttpSource implements Source {
       if (draft.method === 'POST' && !KEEPS_METHOD.has(response.status)) {
         return redirected(
           'misconfigured',
-          `to ${this.redact(target.toString())}, which would turn the POST into a GET without its body (only 307 and 308 keep them): set source.url to the final address`,
+          `to ${hide(target.toString())}, which would turn the POST into a GET without its body (only 307 and 308 keep them): set source.url to the final address`,
         );
       }
       const origin = new URL(this.config.url).origin;
       if (target.origin !== origin) {
         return redirected(
           'misconfigured',
-          `to ${this.redact(target.toString())}, another origin than source.url's (${origin}): the request headers must not leave it, so it was not followed; set source.url to the final address`,
+          `to ${hide(target.toString())}, another origin than source.url's (${origin}): the request headers must not leave it, so it was not followed; set source.url to the final address`,
         );
       }
       if (hop + 1 >= MAX_REDIRECTS) {
         return redirected(
           'bad_response',
-          `chain longer than ${MAX_REDIRECTS} hops (last to ${this.redact(target.toString())})`,
+          `chain longer than ${MAX_REDIRECTS} hops (last to ${hide(target.toString())})`,
         );
       }
       url = target;
@@ -293,17 +317,26 @@ export class HttpSource implements Source {
     return this.lastWindow.draft;
   }
 
-  private shownUrl(window: Window, cursor: string | null): string {
-    if (this.options.displayUrl) return this.redact(this.options.displayUrl(window, cursor));
+  private shownUrl(window: Window, cursor: string | null, hide: (text: string) => string): string {
+    if (this.options.displayUrl) return hide(this.options.displayUrl(window, cursor));
     try {
-      return this.redact(pageDraft(this.config, window, cursor).url.toString());
+      return hide(pageDraft(this.config, window, cursor).url.toString());
     } catch {
-      return this.redact(String(cursor));
+      return hide(String(cursor));
     }
   }
 
   private redact(text: string): string {
     const learned = this.options.auth?.learned() ?? [];
     return redact(text, learned.length === 0 ? this.secrets : [...this.secrets, ...learned]);
+  }
+}
+
+/** A body as JSON, or null when it is none. */
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

@@ -1,5 +1,7 @@
 import type { SourceConfig } from '../config/schema.ts';
+import { hash53 } from '../engine/idempotency.ts';
 import type { MalformedRecord, Update } from '../engine/ports.ts';
+import { canonicalJson } from '../engine/unchanged.ts';
 import { readPath } from './dot-path.ts';
 import { parseTimestamp } from './time.ts';
 
@@ -21,11 +23,17 @@ export function readUpdate(record: unknown, config: SourceConfig): Update | Malf
     return { reason: `empty id at "${config.id}"`, raw: record };
   // A listing without reconcile.updated_at: ids only, every one at no known version.
   if (config.updated_at === '') return { id: String(id), version: '', versionMs: 0, record };
-  const updatedAt = readPath(record, config.updated_at);
+  // A resume round without updated_at: the version is the content (one hash per content), so
+  // a record listed unchanged in two rounds has one idempotency key and is delivered once.
+  if (config.updated_at === undefined && config.resume !== undefined) {
+    return { id: String(id), version: contentVersion(record), versionMs: 0, record };
+  }
+  const stamp = config.updated_at ?? 'updated_at';
+  const updatedAt = readPath(record, stamp);
   const versionMs = parseTimestamp(updatedAt, config.updated_at_format, config.time_zone);
   if (versionMs === undefined || (typeof updatedAt !== 'string' && typeof updatedAt !== 'number')) {
     return {
-      reason: `id ${String(id)}: updated_at at "${config.updated_at}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not ${FORMATS[config.updated_at_format] ?? `a time in the pattern "${config.updated_at_format}" (updated_at_format)`}`,
+      reason: `id ${String(id)}: updated_at at "${stamp}" is ${JSON.stringify(updatedAt) ?? 'missing'}, not ${FORMATS[config.updated_at_format] ?? `a time in the pattern "${config.updated_at_format}" (updated_at_format)`}`,
       raw: record,
     };
   }
@@ -34,4 +42,9 @@ export function readUpdate(record: unknown, config: SourceConfig): Update | Malf
 
 export function isUpdate(value: Update | MalformedRecord): value is Update {
   return 'id' in value;
+}
+
+/** The version of a record without updated_at: a hash of its canonical JSON. */
+export function contentVersion(record: unknown): string {
+  return `#${hash53(canonicalJson(record))}`;
 }

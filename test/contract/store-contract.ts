@@ -128,6 +128,48 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(stream.stall()).toEqual({ from: 5_000, pages: 2 });
   },
 
+  "stores a round's token only with a commit, and keeps its page cursor fenced (R20)"(store) {
+    const rounds = store.rounds;
+    if (rounds === undefined) throw new Error('the store keeps no resume rounds');
+    // A lease started at once: an idle run's finish may wait in memory, a token must not.
+    store.acquire(0, { ...lease(1), phase: 'running' });
+    expect(rounds.keepCursor(1, 'page-2', 1)).toBe(true);
+    expect(rounds.read()).toMatchObject({ token: null, tokenAt: null, cursor: 'page-2', pages: 1 });
+    const round = { token: 't-1', at: 2_000 };
+    const commit = { checkpoint: 5_000, remember: [], pruneBelow: 0, round };
+    expect(store.finishRun(1, run(1), aftermath({}), commit)).toBe(true);
+    expect(rounds.read()).toMatchObject({ token: 't-1', tokenAt: 2_000, cursor: null, pages: 0 });
+    expect(store.read().checkpoint).toBe(5_000);
+    store.acquire(1, lease(2));
+    store.acquire(2, lease(3)); // taken over
+    expect(rounds.keepCursor(2, 'page-9', 4)).toBe(false);
+    expect(store.commitWindow(2, 9_000, [], 0, { token: 't-2', at: 3_000 })).toBe(false);
+    expect(rounds.read()).toMatchObject({ token: 't-1', tokenAt: 2_000, cursor: null, pages: 0 });
+    expect(store.commitWindow(3, 9_000, [], 0, { token: 't-2', at: 3_000 })).toBe(true);
+    expect(rounds.read()).toMatchObject({ token: 't-2', tokenAt: 3_000 });
+  },
+
+  'an expired token is cleared with its page cursor and the resync noted, fenced'(store) {
+    const rounds = store.rounds;
+    if (rounds === undefined) throw new Error('the store keeps no resume rounds');
+    store.acquire(0, { ...lease(1), phase: 'running' });
+    expect(store.commitWindow(1, 5_000, [], 0, { token: 't-1', at: 2_000 })).toBe(true);
+    expect(rounds.keepCursor(1, 'page-3', 2)).toBe(true);
+    expect(rounds.expire(1, 4_000, 'HTTP 410')).toBe(true);
+    expect(rounds.read()).toEqual({
+      token: null,
+      tokenAt: null,
+      cursor: null,
+      pages: 0,
+      resync: { at: 4_000, reason: 'HTTP 410' },
+    });
+    expect(store.commitWindow(1, 6_000, [], 0, { token: 't-2', at: 5_000 })).toBe(true);
+    expect(rounds.read()).toMatchObject({ token: 't-2', resync: { at: 4_000 } });
+    store.acquire(1, lease(2)); // taken over
+    expect(rounds.expire(1, 7_000, 'HTTP 410')).toBe(false);
+    expect(rounds.read()).toMatchObject({ token: 't-2', resync: { at: 4_000 } });
+  },
+
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {
     store.acquire(0, lease(1));
     store.markRunning(1, 950_000);

@@ -17,6 +17,67 @@ describe('SqliteStore honours the store contract', () => {
     );
   }
 
+  it("writes a round's token to disk with the run's finish, even a run that found nothing", async () => {
+    const stored = await runInDurableObject(freshObject(), (_instance: Poller, state) => {
+      const store = new SqliteStore(state.storage);
+      const running = {
+        epoch: 1,
+        trigger: 'cron' as const,
+        held: true,
+        phase: 'running' as const,
+        startedAt: 1_000,
+        expiresAt: 901_000,
+      };
+      store.acquire(0, running);
+      const idle = {
+        epoch: 1,
+        trigger: 'cron' as const,
+        outcome: 'success' as const,
+        startedAt: 1_000,
+        finishedAt: 2_000,
+        windows: 1,
+        pages: 1,
+        records: 0,
+        deadLettered: 0,
+        error: null,
+        checkpoint: 5_000,
+      };
+      const next = {
+        failures: 0,
+        wakeup: null,
+        skewMs: null,
+        rateLimitedUntil: null,
+        stall: null,
+        straggleMs: 0,
+      };
+      const commit = { checkpoint: 5_000, remember: [], pruneBelow: 0 };
+      store.finishRun(1, idle, next, { ...commit, round: { token: 't-1', at: 2_000 } });
+      return state.storage.sql
+        .exec<{ token: string; checkpoint: number }>(
+          'SELECT token, checkpoint FROM resume_round, poller_state',
+        )
+        .toArray();
+    });
+    expect(stored).toEqual([{ token: 't-1', checkpoint: 5_000 }]);
+  });
+
+  it('an expired token writes a resume_resync audit entry with the resync', async () => {
+    const audit = await runInDurableObject(freshObject(), (_instance: Poller, state) => {
+      const store = new SqliteStore(state.storage);
+      const lease = { epoch: 1, trigger: 'cron' as const, held: true, startedAt: 1_000 };
+      store.acquire(0, { ...lease, phase: 'running' as const, expiresAt: 901_000 });
+      store.rounds.expire(1, 4_000, 'page 1: HTTP 410: the resume token expired');
+      return store.audit.list(5);
+    });
+    expect(audit).toEqual([
+      {
+        at: 4_000,
+        action: 'resume_resync',
+        detail: { reason: 'page 1: HTTP 410: the resume token expired' },
+      },
+    ]);
+  });
+
   it('applies every numbered migration once', async () => {
     const versions = await runInDurableObject(freshObject(), (_instance: Poller, state) =>
       state.storage.sql

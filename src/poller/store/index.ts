@@ -13,6 +13,7 @@ import { OAuthTokens } from './oauth-tokens.ts';
 import { PollerStateStore } from './port.ts';
 import { Presence } from './presence.ts';
 import { Reconciliation } from './reconciliation.ts';
+import { ResumeRound } from './resume-round.ts';
 
 export { AUDIT_LIMIT, type AuditEntry } from './audit-log.ts';
 export { StoredValueError } from './checked.ts';
@@ -57,6 +58,8 @@ export class SqliteStore extends PollerStateStore {
   readonly ids: IdMemory;
   /** `deletions_stream` and `deletions_ledger` (source.deletions). */
   readonly deletionsStream: DeletionsStream;
+  /** `resume_round` (source.resume): the round's token and page cursor. */
+  readonly rounds: ResumeRound;
   /** `reconcile_state`, `reconcile_listing` and `reconcile_pending` (reconcile). */
   readonly reconciliation: Reconciliation;
   /** `oauth_tokens` (source.auth = oauth2), sealed by poller/token-vault.ts. */
@@ -76,7 +79,10 @@ export class SqliteStore extends PollerStateStore {
     const history = new History(host);
     const failures = new DeliveryFailures(host);
     const ids = new IdMemory(host);
-    super(host, { ledger, ids, failures, deadLetters, history });
+    // Fenced through the port, which exists only once super() returns.
+    const rounds = new ResumeRound(host, (epoch, write) => this.fenced(epoch, write), audit);
+    super(host, { ledger, rounds, ids, failures, deadLetters, history });
+    this.rounds = rounds;
     this.ids = ids;
     this.deletionsStream = new DeletionsStream(host, (epoch, write) => this.fenced(epoch, write));
     this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));

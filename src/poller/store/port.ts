@@ -7,6 +7,7 @@ import type {
   PollerState,
   PollerStore,
   RememberedId,
+  RoundCommit,
   RunAftermath,
   RunRecord,
   WindowCommit,
@@ -24,6 +25,7 @@ import {
   type LedgerCommit,
   ledgerBindings,
 } from './ledger.ts';
+import type { ResumeRound } from './resume-round.ts';
 import { pollerStateOf } from './state-row.ts';
 
 /** The fence of R6, in SQL: a write applies only while the stored lease is the run's own. */
@@ -39,6 +41,8 @@ function commitBindings(checkpoint: number, ledger: LedgerCommit): unknown[] {
 /** The tables the port's commits reach beyond the state row, each through its owner. */
 export interface PortTables {
   ledger: Ledger;
+  /** source.resume: a round's token is stored with the commit that ends it (R20). */
+  rounds: ResumeRound;
   ids: IdMemory;
   failures: DeliveryFailures;
   deadLetters: DeadLetters;
@@ -189,9 +193,11 @@ export class PollerStateStore implements PollerStore {
     checkpoint: number,
     remember: LedgerEntry[],
     pruneBelow: number,
+    round?: RoundCommit,
   ): boolean {
     return this.host.transaction(() => {
       if (!this.holds(epoch)) return false;
+      if (round) this.tables.rounds.commit(round);
       const ledger = this.commitLedger(remember, pruneBelow);
       // The ledger's size and boundary ride on the checkpoint's own row write.
       this.host.updateState(COMMIT_SET, FENCE, ...commitBindings(checkpoint, ledger), epoch);
@@ -222,12 +228,14 @@ export class PollerStateStore implements PollerStore {
 
   finishRun(epoch: number, run: RunRecord, next: RunAftermath, commit?: WindowCommit): boolean {
     const idle = { history: this.tables.history, failures: this.tables.failures };
-    if (finishInMemory(this.host, idle, epoch, run, next, commit)) {
+    // A round's token is a write of its own: never left waiting in memory.
+    if (commit?.round === undefined && finishInMemory(this.host, idle, epoch, run, next, commit)) {
       this.tables.deadLetters.prune(run.finishedAt);
       return true;
     }
     const finished = this.host.transaction(() => {
       if (!this.holds(epoch)) return false;
+      if (commit?.round) this.tables.rounds.commit(commit.round);
       const ledger = commit ? this.commitLedger(commit.remember, commit.pruneBelow) : null;
       const history = this.tables.history.finish(run);
       // One write of the state row ends the run, and comes last, so that the write counters

@@ -24,14 +24,31 @@ export type RequestConfig = Pick<
   | 'time_zone'
   | 'method'
   | 'body'
+  | 'resume'
 >;
 
 /** The request every page of `window` starts from: built once a window, not once a page. */
 export function windowDraft(config: RequestConfig, window: Window): RequestDraft {
   const bounds = windowBounds(window, config.time_format, config.time_zone);
+  const token = window.round?.token ?? null;
+  const resume = config.resume;
+  // A round from a token that is a URL: requested as it is (its origin checked by the source).
+  if (resume !== undefined && token !== null && resume.param === undefined) {
+    return {
+      method: config.method,
+      url: new URL(token),
+      headers: baseHeaders(config.headers),
+      body: config.body === undefined ? undefined : renderBody(config.body, bounds),
+    };
+  }
   // Rendered before it is parsed: a URL would percent-encode the braces of `{from}`.
   const url = new URL(renderText(config.url, bounds, encodeURIComponent));
-  for (const [key, value] of Object.entries(config.params)) {
+  // A round from a token sent as a parameter takes resume.params instead of source.params;
+  // every page of the round repeats them (the page's cursor goes beside them, pageDraft).
+  const param = token === null ? undefined : resume?.param;
+  const params = param === undefined ? config.params : (resume?.params ?? {});
+  if (param !== undefined && token !== null) url.searchParams.set(param, token);
+  for (const [key, value] of Object.entries(params)) {
     url.searchParams.set(key, renderText(value, bounds));
   }
   // A listing (reconcile) asks for everything: it has no window start to send.

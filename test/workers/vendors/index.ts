@@ -1,6 +1,7 @@
 import airtable from '../../../examples/apis/airtable-records.toml?raw';
 import github from '../../../examples/apis/github-issues.toml?raw';
 import googleCalendar from '../../../examples/apis/google-calendar-events.toml?raw';
+import googleCalendarSync from '../../../examples/apis/google-calendar-sync.toml?raw';
 import hubspot from '../../../examples/apis/hubspot-contacts.toml?raw';
 import intercom from '../../../examples/apis/intercom-conversations.toml?raw';
 import jira from '../../../examples/apis/jira-issues.toml?raw';
@@ -15,6 +16,7 @@ import zendesk from '../../../examples/apis/zendesk-tickets.toml?raw';
 import { FakeAirtable } from './airtable.ts';
 import { FakeGitHub } from './github.ts';
 import { FakeGoogleCalendar } from './google-calendar.ts';
+import { FakeGoogleCalendarSync } from './google-calendar-sync.ts';
 import { FakeHubSpot } from './hubspot.ts';
 import { FakeIntercom } from './intercom.ts';
 import { FakeJira } from './jira.ts';
@@ -43,6 +45,11 @@ export interface VendorCase {
   lateBy?: number;
   /** The example delivers deletes: a record the vendor shows deleted arrives as a delete. */
   deletes: boolean;
+  /**
+   * What test/workers/examples.test.ts runs: a time window's records that show late, change
+   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`).
+   */
+  scenario?: 'window' | 'rounds';
 }
 
 /** One entry per file of examples/apis/ (a test checks that none is left out). */
@@ -64,6 +71,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     example: googleCalendar,
     fake: () => new FakeGoogleCalendar(),
     deletes: true,
+  },
+  'google-calendar-sync.toml': {
+    example: googleCalendarSync,
+    fake: () => new FakeGoogleCalendarSync(),
+    deletes: true,
+    scenario: 'rounds',
   },
   'pipedrive-deals.toml': { example: pipedrive, fake: () => new FakePipedrive(), deletes: true },
   'hubspot-contacts.toml': { example: hubspot, fake: () => new FakeHubSpot(), deletes: false },

@@ -1,0 +1,114 @@
+import * as z from 'zod';
+import { redactAs } from './interpolate.ts';
+
+/**
+ * `source.resume`: the checkpoint is an opaque token the upstream hands out at the end of a
+ * round of pages (Microsoft Graph's `@odata.deltaLink`, Google's `nextSyncToken`), not a
+ * time. A poller with it has no time window (engine/run.ts plans rounds instead).
+ */
+export const resumeSchema = z.strictObject({
+  /** Dot path, on a round's last page, of the token. Required. */
+  path: z.string().min(1),
+  /** Optional query parameter the token is sent in on source.url; without it the token is a URL, requested as it is. */
+  param: z.string().min(1).optional(),
+  /** Query parameters of a round that starts from a token, instead of source.params (default none). */
+  params: z.record(z.string(), z.string()).default({}),
+  /**
+   * What an answer to a round from a token says when the token expired (a resync follows): its
+   * status (default [410]) or an error code at `error.code` in its body (default none; Graph:
+   * "syncStateNotFound").
+   */
+  expired: z
+    .strictObject({
+      status: z.array(z.int().min(400).max(599)).default([410]),
+      codes: z.array(z.string().min(1)).default([]),
+    })
+    .default({ status: [410], codes: [] }),
+});
+
+export type ResumeConfig = z.output<typeof resumeSchema>;
+
+/** What of a poller the resume rules read. */
+interface ResumeShape {
+  start_from?: number | undefined;
+  lag_allowance: number;
+  max_window?: number | undefined;
+  source: { url: string; to_param?: string | undefined; resume?: ResumeConfig | undefined };
+}
+
+/** One problem at its path. */
+export interface ResumeProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * The keys a poller with `source.resume` cannot use: they shape a time window, and a round
+ * has none (its start is the stored token).
+ */
+export function resumeProblems(poller: ResumeShape): ResumeProblem[] {
+  if (poller.source.resume === undefined) return [];
+  const problems: ResumeProblem[] = [];
+  const windowOnly = 'does not apply with source.resume: a round has no time window';
+  if (poller.start_from !== undefined) {
+    problems.push({
+      path: ['start_from'],
+      message: `${windowOnly} (the first round lists everything from source.url)`,
+    });
+  }
+  if (poller.lag_allowance !== 0) problems.push({ path: ['lag_allowance'], message: windowOnly });
+  if (poller.max_window !== undefined) problems.push({ path: ['max_window'], message: windowOnly });
+  if (poller.source.to_param !== undefined) {
+    problems.push({ path: ['source', 'to_param'], message: windowOnly });
+  }
+  return problems;
+}
+
+/**
+ * Whether a token the upstream handed out as a URL may be requested: only on source.url's
+ * origin, where the source's headers (its credentials) may go.
+ */
+export function tokenUrlProblem(sourceUrl: string, token: string): string | null {
+  if (!URL.canParse(token))
+    return 'the resume token is not a URL (set source.resume.param to send it as a parameter)';
+  const origin = new URL(sourceUrl).origin;
+  const at = new URL(token).origin;
+  if (at !== origin) {
+    return `the resume token is a URL on ${at}, not on source.url's origin (${origin}): the source's headers, its credentials, must not leave it`;
+  }
+  return null;
+}
+
+/**
+ * A round's token as errors and logs show it: it reads every change of what the source's
+ * credentials reach, so never in full. A URL loses its query (where delta tokens sit), any
+ * other token all but its first 6 characters.
+ */
+export function shownToken(token: string): string {
+  if (URL.canParse(token)) {
+    const url = new URL(token);
+    return url.search === '' ? `${url.origin}/…` : `${url.origin}${url.pathname}?…`;
+  }
+  return `${token.slice(0, 6)}…`;
+}
+
+/** `text` with a round's token (as sent, or as a URL parser rewrote it) shortened by `shownToken`. */
+export function hideToken(text: string, token: string | null): string {
+  if (token === null) return text;
+  const shown = shownToken(token);
+  const out = redactAs(text, token, shown);
+  return URL.canParse(token) ? redactAs(out, new URL(token).href, shown) : out;
+}
+
+/** Whether an answer to a round from a token says the token expired (source.resume.expired). */
+export function tokenExpired(
+  expired: ResumeConfig['expired'],
+  status: number,
+  body: unknown,
+): boolean {
+  if (expired.status.includes(status)) return true;
+  if (expired.codes.length === 0 || typeof body !== 'object' || body === null) return false;
+  const error = 'error' in body ? body.error : undefined;
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
+  return typeof code === 'string' && expired.codes.includes(code);
+}

@@ -1,0 +1,345 @@
+import { describe, expect, it } from 'vitest';
+import { loadPoller } from '../../src/config/load.ts';
+import { tokenExpired } from '../../src/config/resume.ts';
+import { MemoryStore } from '../../src/engine/memory-store.ts';
+import { PollerEngine } from '../../src/engine/poller.ts';
+import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
+import { HttpSource } from '../../src/sources/http-source.ts';
+import { tombstoneRule } from '../../src/sources/tombstone.ts';
+
+const MINUTE = 60_000;
+const START = Date.parse('2026-09-01T00:00:00Z');
+
+interface Event {
+  id: string;
+  summary: string;
+  status: 'confirmed' | 'cancelled';
+  /** The change number that last touched it. */
+  seq: number;
+}
+
+/**
+ * A calendar with Google's sync rules: a request without syncToken lists every event that is
+ * not cancelled; with syncToken, what changed since it (cancelled ones too). Each page after
+ * the first carries pageToken and repeats the round's own parameters, or is refused (400).
+ */
+class Calendar {
+  seq = 0;
+  readonly events = new Map<string, Event>();
+  readonly requests: URL[] = [];
+  pageSize = 2;
+  /** A broken upstream: its last page holds no nextSyncToken. */
+  dropToken = false;
+  /** Written after each token's change number: a token as long as a real one. */
+  tokenTail = '';
+  /** Answers every request with this status, its body echoing the query. */
+  failWith: number | null = null;
+  /** Tokens of a change number below this expired: Google answers 410, a full sync needed. */
+  expiredBelow = 0;
+
+  put(id: string, summary: string, status: Event['status'] = 'confirmed'): void {
+    this.seq += 1;
+    this.events.set(id, { id, summary, status, seq: this.seq });
+  }
+
+  readonly fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    this.requests.push(url);
+    if (this.failWith !== null) {
+      return Response.json({ error: `cannot serve ${url.search}` }, { status: this.failWith });
+    }
+    const sync = url.searchParams.get('syncToken');
+    const page = url.searchParams.get('pageToken');
+    let offset = 0;
+    let asOf = this.seq;
+    if (page !== null) {
+      const [at, of, from] = page.split(':');
+      // Google: a page of a round repeats the round's parameters.
+      if ((from ?? '') !== (sync ?? '')) return Response.json({ error: 'bad' }, { status: 400 });
+      offset = Number(at);
+      asOf = Number(of);
+    }
+    if (sync !== null && url.searchParams.get('showDeleted') !== 'true') {
+      return Response.json({ error: 'showDeleted' }, { status: 400 });
+    }
+    const since = sync === null ? null : Number.parseInt(sync.slice(1), 10);
+    if (since !== null && since < this.expiredBelow) {
+      return Response.json({ error: { code: 410, message: 'fullSyncRequired' } }, { status: 410 });
+    }
+    const listed = [...this.events.values()]
+      .filter((event) => event.seq <= asOf)
+      .filter((event) => (since === null ? event.status !== 'cancelled' : event.seq > since))
+      .sort((a, b) => a.id.localeCompare(b.id));
+    const items = listed
+      .slice(offset, offset + this.pageSize)
+      .map(({ id, summary, status }) => ({ id, summary, status }));
+    const more = offset + this.pageSize < listed.length;
+    return Response.json({
+      items,
+      ...(more
+        ? { nextPageToken: `${offset + this.pageSize}:${asOf}:${sync ?? ''}` }
+        : this.dropToken
+          ? {}
+          : { nextSyncToken: `t${asOf}${this.tokenTail}` }),
+    });
+  };
+}
+
+function world(options: { maxSubrequests?: number } = {}) {
+  const clock = { now: START };
+  const calendar = new Calendar();
+  const entry = loadPoller(
+    'calendar',
+    {
+      every: '1m',
+      max_subrequests: options.maxSubrequests ?? 1000,
+      source: {
+        url: 'https://calendar.test/events',
+        params: { maxResults: '2' },
+        items: 'items',
+        next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
+        deleted: { path: 'status', equals: 'cancelled' },
+        resume: { path: 'nextSyncToken', param: 'syncToken', params: { showDeleted: 'true' } },
+      },
+      deliver: { type: 'handler', name: 'calendar' },
+    },
+    {},
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('; '));
+  const config = entry.config;
+  const got: DeliveryItem[] = [];
+  const store = new MemoryStore();
+  const ctx: RunContext = {
+    poller: 'calendar',
+    config,
+    store,
+    source: new HttpSource(config.source, calendar.fetch, [], () => clock.now),
+    deliverer: {
+      batch: 1,
+      async deliver(items) {
+        got.push(...items);
+        return { kind: 'delivered' as const };
+      },
+    },
+    now: () => clock.now,
+    random: () => 0.5,
+    isDeleted: tombstoneRule(config.source),
+  };
+  const engine = new PollerEngine(ctx, { set: async () => {} });
+  const run = async () => {
+    clock.now += MINUTE;
+    await engine.trigger('manual');
+    return engine.onAlarm();
+  };
+  const shown = () => got.map((item) => `${item.op} ${item.update.id}`);
+  return { calendar, store, run, got, shown };
+}
+
+/** A request's query, sorted. */
+function query(url: URL): string {
+  return [...url.searchParams]
+    .map(([key, value]) => `${key}=${value}`)
+    .sort()
+    .join('&');
+}
+
+describe('resume rounds start from the stored token', () => {
+  it('asks source.url with source.params first, then the token with resume.params, each page repeating them', async () => {
+    const w = world();
+    w.calendar.put('a', 'A');
+    w.calendar.put('b', 'B');
+    w.calendar.put('c', 'C');
+    await w.run();
+    expect(w.shown()).toEqual(['upsert a', 'upsert b', 'upsert c']);
+    expect(w.calendar.requests.map(query)).toEqual(['maxResults=2', 'maxResults=2&pageToken=2:3:']);
+    expect(w.store.rounds.read().token).toBe('t3');
+    w.calendar.put('b', 'B2');
+    w.calendar.put('a', 'A', 'cancelled');
+    w.calendar.put('d', 'D');
+    w.calendar.requests.length = 0;
+    await w.run();
+    expect(w.shown().slice(3)).toEqual(['delete a', 'upsert b', 'upsert d']);
+    const asked = w.calendar.requests.map(query);
+    expect(asked).toEqual([
+      'showDeleted=true&syncToken=t3',
+      'pageToken=2:6:t3&showDeleted=true&syncToken=t3',
+    ]);
+    expect(w.store.rounds.read()).toMatchObject({ token: 't6', cursor: null });
+  });
+
+  it('a budget stop inside a round continues at its kept cursor and stores the token only at its end', async () => {
+    // Three pages and three deliveries: more than one run's 4 requests.
+    const w = world({ maxSubrequests: 4 });
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) w.calendar.put(id, id.toUpperCase());
+    await w.run();
+    const kept = w.store.rounds.read();
+    expect(kept.token).toBeNull();
+    expect(kept.cursor).not.toBeNull();
+    w.calendar.requests.length = 0;
+    for (let i = 0; i < 6 && w.store.rounds.read().token === null; i += 1) await w.run();
+    expect(w.calendar.requests[0]?.searchParams.get('pageToken')).toBe(kept.cursor);
+    expect(w.store.rounds.read().token).toBe('t6');
+    expect(w.shown()).toEqual(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => `upsert ${id}`));
+  });
+
+  it('a round whose last page holds no token fails and keeps the token it started from', async () => {
+    const w = world();
+    w.calendar.put('a', 'A');
+    await w.run();
+    w.calendar.dropToken = true;
+    w.calendar.put('b', 'B');
+    const run = await w.run();
+    expect(run?.outcome).toBe('failed');
+    expect(run?.error).toContain('holds no token at source.resume.path');
+    expect(w.store.rounds.read().token).toBe('t1');
+  });
+});
+
+describe("a round's token is never shown in full", () => {
+  it('a failing page of a token round names its request with the token shortened', async () => {
+    const w = world();
+    w.calendar.tokenTail = '-Cg8I9pSt2MkCEAA';
+    w.calendar.put('a', 'A');
+    await w.run();
+    const token = w.store.rounds.read().token ?? '';
+    expect(token).toBe('t1-Cg8I9pSt2MkCEAA');
+    w.calendar.failWith = 500;
+    const run = await w.run();
+    expect(run?.outcome).toBe('failed');
+    expect(run?.error).toContain('syncToken=t1-Cg8…');
+    expect(run?.error).not.toContain('I9pSt2MkCEAA');
+  });
+
+  it('a token that is a URL is shown without its query, in the request and in the body', async () => {
+    const entry = loadPoller(
+      'graph',
+      {
+        every: '1m',
+        source: { url: 'https://graph.test/users/delta', resume: { path: '@odata.deltaLink' } },
+        deliver: { type: 'handler', name: 'graph' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const token = 'https://graph.test/users/delta?$deltatoken=oEcOySpF_hWYmTIUZBOIuITR';
+    const source = new HttpSource(
+      entry.config.source,
+      async (request) => Response.json({ error: { message: request.url } }, { status: 502 }),
+      [],
+      () => START,
+    );
+    const window = { from: 0, to: START, bounded: false, startedAt: START, cut: false };
+    const page = await source.fetchPage({ ...window, round: { token } }, null);
+    expect(page.ok).toBe(false);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('GET https://graph.test/users/delta?…: HTTP 502');
+    expect(error).not.toContain('oEcOySpF');
+  });
+});
+
+describe('an expired token is a resync', () => {
+  it('starts a round from source.url in the same run, audited, and sends nothing unchanged again', async () => {
+    const w = world();
+    w.calendar.put('a', 'A');
+    w.calendar.put('b', 'B');
+    w.calendar.put('c', 'C');
+    await w.run();
+    expect(w.store.rounds.read().token).toBe('t3');
+    w.calendar.put('b', 'B2');
+    w.calendar.expiredBelow = 4;
+    w.calendar.requests.length = 0;
+    const run = await w.run();
+    expect(run?.outcome).not.toBe('failed');
+    expect(w.calendar.requests.map(query)).toEqual([
+      'showDeleted=true&syncToken=t3',
+      'maxResults=2',
+      'maxResults=2&pageToken=2:4:',
+    ]);
+    // a and c come back unchanged from the full round: only b is sent.
+    expect(w.shown().slice(3)).toEqual(['upsert b']);
+    const round = w.store.rounds.read();
+    expect(round).toMatchObject({ token: 't4', cursor: null });
+    expect(round.resync?.reason).toContain('HTTP 410: the resume token expired');
+    expect(w.store.audit.map((entry) => entry.action)).toEqual(['resume_resync']);
+    // The rounds go on from the new token.
+    w.calendar.put('d', 'D');
+    await w.run();
+    expect(w.shown().slice(4)).toEqual(['upsert d']);
+  });
+
+  it('an error code in the body listed in resume.expired.codes is an expiry too', () => {
+    const expired = { status: [410], codes: ['syncStateNotFound'] };
+    const body = { error: { code: 'syncStateNotFound', message: 'gone' } };
+    expect(tokenExpired(expired, 400, body)).toBe(true);
+    expect(tokenExpired(expired, 400, { error: { code: 'badRequest' } })).toBe(false);
+    expect(tokenExpired({ status: [410], codes: [] }, 410, null)).toBe(true);
+  });
+});
+
+describe('a record version without updated_at is its content', () => {
+  it('a record listed unchanged in two rounds is delivered once, a changed one again', async () => {
+    const w = world();
+    w.calendar.put('a', 'A');
+    w.calendar.put('b', 'B');
+    await w.run();
+    // A resync lists everything again (a round from source.url): only b changed.
+    w.calendar.put('b', 'B2');
+    w.store.round = { ...w.store.round, token: null };
+    await w.run();
+    expect(w.shown()).toEqual(['upsert a', 'upsert b', 'upsert b']);
+    expect(w.got.map((item) => item.idempotencyKey)[2]).not.toBe(w.got[1]?.idempotencyKey);
+  });
+});
+
+describe('source.resume in a config', () => {
+  const base = {
+    every: '1m',
+    source: { url: 'https://calendar.test/events', resume: { path: 'nextSyncToken' } },
+    deliver: { type: 'handler', name: 'calendar' },
+  };
+
+  it('needs no from_param and no updated_at', () => {
+    const entry = loadPoller('calendar', base, {});
+    expect(entry.ok && entry.config.source.updated_at).toBeUndefined();
+    expect(entry.ok).toBe(true);
+  });
+
+  it('refuses the keys of a time window', () => {
+    const entry = loadPoller(
+      'calendar',
+      {
+        ...base,
+        start_from: '2026-01-01T00:00:00Z',
+        lag_allowance: '1m',
+        source: { ...base.source, to_param: 'until' },
+      },
+      {},
+    );
+    const errors = entry.ok ? [] : entry.errors.join('\n');
+    expect(errors).toContain('start_from: does not apply with source.resume');
+    expect(errors).toContain('lag_allowance: does not apply with source.resume');
+    expect(errors).toContain('source.to_param: does not apply with source.resume');
+  });
+
+  it('a token URL on another origin than source.url is refused, not requested', async () => {
+    const requests: string[] = [];
+    const entry = loadPoller('graph', base, {});
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const source = new HttpSource(
+      entry.config.source,
+      async (request) => {
+        requests.push(request.url);
+        return Response.json([]);
+      },
+      [],
+      () => START,
+    );
+    const window = { from: 0, to: START, bounded: false, startedAt: START, cut: false };
+    const page = await source.fetchPage(
+      { ...window, round: { token: 'https://elsewhere.test/delta?token=x' } },
+      null,
+    );
+    expect(page).toMatchObject({ ok: false, kind: 'misconfigured' });
+    expect(requests).toEqual([]);
+  });
+});
