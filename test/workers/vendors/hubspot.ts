@@ -1,8 +1,4 @@
-import { FakeVendor, type SeenRequest } from './vendor.ts';
-
-/** A JSON object, or nothing. */
-const record = (value: unknown) =>
-  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+import { FakeVendor, record, type SeenRequest } from './vendor.ts';
 
 /**
  * HubSpot CRM v3 search (developers.hubspot.com/docs/guides/api/crm/search):

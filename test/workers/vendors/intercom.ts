@@ -1,7 +1,4 @@
-import { FakeVendor, type SeenRequest } from './vendor.ts';
-
-const record = (value: unknown) =>
-  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+import { FakeVendor, record, type SeenRequest } from './vendor.ts';
 
 /**
  * Intercom's conversation search (developers.intercom.com/docs/references/rest-api/api.intercom.io/conversations/searchconversations):

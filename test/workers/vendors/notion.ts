@@ -1,7 +1,4 @@
-import { FakeVendor, type SeenRequest } from './vendor.ts';
-
-const record = (value: unknown) =>
-  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+import { FakeVendor, record, type SeenRequest } from './vendor.ts';
 
 /**
  * Notion's database query (developers.notion.com/reference/post-database-query):

@@ -133,3 +133,7 @@ export abstract class FakeVendor implements FakeHost {
 /** ISO 8601 in whole seconds with `Z`: `2026-01-01T10:00:00Z`. */
 export const isoSeconds = (ms: number) =>
   new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** A JSON object of a request's body, or undefined: what a fake reads a body's parts with. */
+export const record = (value: unknown) =>
+  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
