@@ -4,6 +4,7 @@ import { authProblems, authSchema } from '../sources/auth/index.ts';
 import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { nextSchema, pagingProblems } from '../sources/paging/index.ts';
 import { bodyPath } from '../sources/paging/style.ts';
+import { childrenProblems, childrenSchema } from './children.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
 import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
@@ -123,6 +124,8 @@ const sourceSchema = z.strictObject({
   next: nextSchema.default({ type: 'none' }),
   /** Optional: the checkpoint is a token the upstream hands out at the end of a round (delta queries, sync tokens). */
   resume: resumeSchema.optional(),
+  /** Optional: requests per parent record: each new record's children, delivered as records of their own. */
+  children: childrenSchema.optional(),
 });
 
 /** `reconcile.max_deletes`: "10%" of the known ids, or a count ("50"). */
@@ -307,6 +310,18 @@ export const pollerSchema = z
         message:
           'needs source.to_param (or {to} in source.url, params or body): a window can only be bounded if the upstream takes an end',
       });
+    }
+    // What requests per parent cannot work with (config/children.ts), and their paging.
+    for (const problem of childrenProblems(poller)) ctx.addIssue({ code: 'custom', ...problem });
+    const children = poller.source.children;
+    if (children !== undefined) {
+      for (const problem of pagingProblems({ ...children, bounded: false })) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['source', 'children', ...problem.path],
+          message: problem.message,
+        });
+      }
     }
     // What a round without a time window cannot use (config/resume.ts).
     for (const problem of resumeProblems(poller)) ctx.addIssue({ code: 'custom', ...problem });

@@ -50,6 +50,7 @@ export class HandlerDeliverer implements Deliverer {
             version: update.version,
             idempotencyKey,
             attempt,
+            ...(update.parent === undefined ? {} : { parent: update.parent }),
             env: this.env,
             signal,
           }),

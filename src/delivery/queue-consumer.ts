@@ -20,6 +20,7 @@ const messageBody = z.object({
   id: z.string(),
   version: z.string(),
   idempotency_key: z.string(),
+  parent: z.string().optional(),
   record: z.unknown(),
 });
 
@@ -75,6 +76,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env):
           version: body.version,
           idempotencyKey: body.idempotency_key,
           attempt: message.attempts,
+          ...(body.parent === undefined ? {} : { parent: body.parent }),
           env,
           signal,
         }),

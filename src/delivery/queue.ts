@@ -15,6 +15,8 @@ export interface QueueMessageBody {
   id: string;
   version: string;
   idempotency_key: string;
+  /** source.children: the id of the parent record this one was listed under. */
+  parent?: string;
   record: unknown;
 }
 
@@ -94,6 +96,7 @@ export class QueueDeliverer implements Deliverer {
         id: update.id,
         version: update.version,
         idempotency_key: idempotencyKey,
+        ...(update.parent === undefined ? {} : { parent: update.parent }),
         record: update.record,
       };
       return { body, bytes: new TextEncoder().encode(JSON.stringify(body)).length };

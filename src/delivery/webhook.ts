@@ -34,6 +34,8 @@ export interface WebhookBody {
   id: string;
   version: string;
   idempotency_key: string;
+  /** source.children: the id of the parent record this one was listed under. */
+  parent?: string;
   record: unknown;
 }
 
@@ -80,6 +82,7 @@ export class WebhookDeliverer implements Deliverer {
         id: update.id,
         version: update.version,
         idempotency_key: idempotencyKey,
+        ...(update.parent === undefined ? {} : { parent: update.parent }),
         record: update.record,
       }),
     );

@@ -235,6 +235,7 @@ function hold(page: PageRun, update: Update, why: string): boolean {
     firstFailure: before?.firstFailure ?? now,
     lastFailure: now,
     lastError: before?.lastError ?? why,
+    ...parentOf(update),
   };
   failing.set(key, held);
   result.retryable.push(`${update.id}@${update.version}: ${why}`);
@@ -272,6 +273,7 @@ function settleFailed(
       attempts: item.attempt,
       firstFailure: before?.firstFailure ?? now,
       lastFailure: now,
+      ...parentOf(update),
     });
     failing.delete(item.idempotencyKey);
     forgetOlder(update.id, failing, older);
@@ -293,6 +295,7 @@ function settleFailed(
       firstFailure: before?.firstFailure ?? now,
       lastFailure: now,
       lastError: outcome.error,
+      ...parentOf(update),
     };
     written = ctx.store.recordFailure(epoch, failure);
     failing.set(item.idempotencyKey, failure);
@@ -305,6 +308,11 @@ function settleFailed(
     );
   }
   if (!written) result.fenced = true;
+}
+
+/** source.children: a child's parent, kept with its failure or dead letter for its envelope. */
+function parentOf(update: Update): { parent?: string } {
+  return update.parent === undefined ? {} : { parent: update.parent };
 }
 
 function chunk<T>(items: T[], size: number): T[][] {

@@ -1,3 +1,4 @@
+import type { ChildProgress, ChildProgressStore } from './children.ts';
 import { type Lease, NO_LEASE } from './lease.ts';
 import { MemoryReconciliation } from './memory-reconciliation.ts';
 import {
@@ -60,6 +61,17 @@ export class MemoryStore implements PollerStore {
       if (!this.holds(epoch)) return false;
       this.round = { token: null, tokenAt: null, cursor: null, pages: 0, resync: { at, reason } };
       this.audit.push({ at, action: 'resume_resync', detail: { reason } });
+      return true;
+    },
+  };
+  /** source.children: the child listing in progress. */
+  childListing: ChildProgress | null = null;
+  readonly childProgress: ChildProgressStore = {
+    read: () => (this.childListing === null ? null : { ...this.childListing }),
+    keep: (epoch, progress) => {
+      if (!this.holds(epoch)) return false;
+      this.childListing = progress === null ? null : { ...progress };
+      this.rowsWritten += 1;
       return true;
     },
   };

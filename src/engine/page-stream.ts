@@ -33,6 +33,21 @@ export interface Paging {
   sleep?: ((ms: number) => Promise<void>) | undefined;
   /** source.resume: the window is a round, continued from its kept cursor (R20). */
   round?: RoundPaging | undefined;
+  /** source.children: one parent's listing, continued from the child page a run before kept. */
+  continued?: Continuation | undefined;
+}
+
+/**
+ * A listing that goes on where a run before stopped: it starts at the kept cursor (null:
+ * its first page) and keeps the next cursor once each page was handled (the consumer asked
+ * for the next), so a budget stop or a crash continues there.
+ */
+export interface Continuation {
+  cursor: string | null;
+  /** Pages of the listing handled before this stream (its kept cursor's page number). */
+  pages: number;
+  /** Keeps the next page's cursor (fenced: false when the lease was lost). */
+  keep(cursor: string, pages: number): boolean;
 }
 
 /**
@@ -94,7 +109,8 @@ export async function* pages(
   const { source, budget, tally, now } = paging;
   const cursors = new Set<string>();
   const round = paging.round;
-  let cursor: string | null = round?.cursor ?? null;
+  const continued = paging.continued;
+  let cursor: string | null = round?.cursor ?? continued?.cursor ?? null;
   if (cursor !== null) cursors.add(cursor);
   let number = 0;
   // The window as requested: a resync swaps a round from a token for one from source.url.
@@ -198,6 +214,11 @@ export async function* pages(
       if (next === null) return;
       if (cursors.has(next)) {
         yield pagingLoop(next, number);
+        return;
+      }
+      // Resumed: this page was handled; a stop or a crash from here continues at the next.
+      if (continued !== undefined && !continued.keep(next, continued.pages + number)) {
+        yield { kind: 'fenced' };
         return;
       }
       cursors.add(next);

@@ -36,8 +36,7 @@ export function withOlderFailing(
       const key = ledgerKey(failure.id, failure.version);
       if (present.has(key) || seen.has(key, failure.versionMs)) continue;
       present.add(key);
-      const { id, version, versionMs, record } = failure;
-      extra.push({ id, version, versionMs, record });
+      extra.push(fromFailure(failure));
     }
   }
   for (const update of page) {
@@ -46,8 +45,7 @@ export function withOlderFailing(
       const key = ledgerKey(failure.id, failure.version);
       if (present.has(key) || seen.has(key, failure.versionMs)) continue;
       present.add(key);
-      const { id, version, versionMs, record } = failure;
-      extra.push({ id, version, versionMs, record });
+      extra.push(fromFailure(failure));
     }
   }
   return extra.length === 0 ? page : [...extra, ...page];
@@ -95,4 +93,12 @@ function strictlyOrdered(updates: Update[]): boolean {
     falling &&= step < 0;
   }
   return rising || falling;
+}
+
+/** A stored failing version as an update again (a child with its parent). */
+function fromFailure(failure: FailingUpdate): Update {
+  const { id, version, versionMs, record, parent } = failure;
+  return parent === undefined
+    ? { id, version, versionMs, record }
+    : { id, version, versionMs, record, parent };
 }

@@ -1,26 +1,23 @@
 import type { FailureKind } from './backoff.ts';
-import type { RunBudget } from './budget.ts';
-import { deliverPage } from './deliver-page.ts';
-import { planDelivery } from './delivery-plan.ts';
-import { deliveryKey, unreadableKey } from './idempotency.ts';
-import { untilNearFuture } from './near-future.ts';
+import type { BudgetStop, RunBudget } from './budget.ts';
+import { deliverChildren } from './children.ts';
+import { deadLetterUnreadable } from './dead-letter-unreadable.ts';
+import { deliveryKey } from './idempotency.ts';
 import { type PageStop, type PageTally, pages, type RoundPaging } from './page-stream.ts';
 import { uniqueNew, withOlderFailing } from './page-updates.ts';
 import {
   type LedgerEntry,
   ledgerKey,
-  type MalformedRecord,
   type PollerStore,
   type RunContext,
   type Update,
 } from './ports.ts';
-import { rememberDelivered } from './remembered-ids.ts';
 import type { Retrying } from './retrying.ts';
 import { afterPage, safeBelow as sortedSafeBelow, startProgress } from './sorted-progress.ts';
-import { changesJudge } from './unchanged.ts';
 import { nextCheckpoint, type Precision, type Window } from './window.ts';
+import { type Handling, UnkeptPages, WindowDeliveries } from './window-deliveries.ts';
 import { WindowFailing } from './window-failing.ts';
-import { DeliveredLog, HandledKeys, ledgerEntries, RetryableList } from './window-memory.ts';
+import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = PageStop;
@@ -61,6 +58,8 @@ export type WindowResult =
 /** What a run did, for its history record and the stored state (pages: its PageTally). */
 export interface Tally extends PageTally {
   windows: number;
+  /** source.children: the requests for children (pages of them), of `pages`. */
+  childRequests: number;
   records: number;
   deadLettered: number;
   /** How far below its window's `from` the deepest record of this run was stamped. */
@@ -109,16 +108,7 @@ export function straggle(store: Pick<PollerStore, 'read'>, tally: Tally): number
   return Math.max(store.read().straggleMs, tally.straggleMs);
 }
 
-/**
- * How often a window that goes on keeps what it delivered (one row, ledger_pages). A write
- * makes the object's next outgoing request wait until it is stored (the output gate), so
- * a write per page would slow a fast upstream by a commit per page: against a real API a
- * page takes longer than this and every page is kept; when pages come faster, a crash
- * delivers again at most this much of them, besides the page in flight.
- */
-export const PAGES_KEPT_EVERY_MS = 50;
-
-const NO_HASHES: ReadonlyMap<string, string> = new Map();
+export { PAGES_KEPT_EVERY_MS } from './window-deliveries.ts';
 
 /**
  * Takes every page of one window from its page stream (engine/page-stream.ts) and delivers
@@ -155,7 +145,7 @@ export async function pollWindow(
   const seen = new HandledKeys(ledger, keepFrom);
   const loaded = WindowFailing.load(ctx, epoch, ledger);
   if (loaded === 'fenced') return { kind: 'fenced' };
-  const { map: failing, older } = loaded;
+  const { map: failing } = loaded;
   const delivered = new DeliveredLog(keepFrom);
   const retryable = new RetryableList();
   let page = 0;
@@ -201,6 +191,14 @@ export async function pollWindow(
     sleep: ctx.sleep,
     round,
   };
+  const deliveries = new WindowDeliveries(ctx, epoch, budget, tally, {
+    seen,
+    loaded,
+    delivered,
+    unkept,
+    retryable,
+  });
+  const children = ctx.children ? config.source.children : undefined;
   // Leaving this loop, however, closes the stream: a page it asked for ahead is cancelled.
   for await (const step of pages(window, paging)) {
     if (step.kind === 'fenced') return { kind: 'fenced' };
@@ -208,7 +206,7 @@ export async function pollWindow(
     if (step.kind === 'failed') return failed(step.failure, step.error, step.retryAfter);
     page = step.number;
     const result = step.page;
-    if (!deadLetterUnreadable(ctx, epoch, tally, result.malformed, page)) {
+    if (!deadLetterUnreadable(ctx, epoch, tally, result.malformed, `page ${page}`)) {
       return { kind: 'fenced' };
     }
     tally.straggleMs = Math.max(tally.straggleMs, straggleOf(window, result.updates));
@@ -216,45 +214,61 @@ export async function pollWindow(
     const keys = result.updates.map((update) => ledgerKey(update.id, update.version));
     const fresh = uniqueNew(result.updates, keys, seen);
     ctx.lateness?.seen(window, fresh.updates, failing); // measures the upstream's lag (engine/lateness.ts)
-    const sent = withOlderFailing(fresh.updates, failing, seen, page === 1, loaded.tried());
-    // deliver.changes_only: a version whose content is the one the receiver last got of
-    // its id is handled without being sent, judged as its turn comes (engine/unchanged.ts).
-    const judge = await changesJudge(ctx, sent);
-    const plan = planDelivery(ctx, sent, sent === fresh.updates ? fresh.keys : undefined);
-    step.askAhead(plan);
-    const outcome = await deliverPage(ctx, epoch, plan, failing, older, budget, judge);
-    if (outcome.fenced) return { kind: 'fenced' };
-    const { unchanged } = outcome;
-    const handled =
-      unchanged.length === 0 ? outcome.delivered : [...unchanged, ...outcome.delivered];
-    if (!(await rememberDelivered(ctx, epoch, handled, judge?.hashes ?? NO_HASHES))) {
-      return { kind: 'fenced' };
+    // The pages of a window that goes on are kept as they are delivered: the last page's go
+    // with the window's commit; a listing's upserts, with the reconciliation's own tables.
+    const keep = result.next !== null && ctx.stream !== 'listing';
+    let everyHandled = true;
+    let stop: BudgetStop | undefined;
+    const handle = async (sent: Update[], how: Handling): Promise<WindowResult | null> => {
+      const batch = await deliveries.deliver(sent, how);
+      if (batch.kind === 'fenced') return { kind: 'fenced' };
+      if (batch.kind === 'misconfigured')
+        return failed('misconfigured', `delivery: ${batch.error}`);
+      everyHandled &&= batch.everyHandled;
+      stop ??= batch.stop;
+      return null;
+    };
+    const tried = loaded.tried();
+    if (children === undefined) {
+      const sent = withOlderFailing(fresh.updates, failing, seen, page === 1, tried);
+      const exit = await handle(sent, {
+        keys: sent === fresh.updates ? fresh.keys : undefined,
+        ledger: true,
+        keep,
+        askAhead: (plan) => step.askAhead(plan),
+      });
+      if (exit) return exit;
+    } else {
+      // The window's first page retries first what is still failing from runs before.
+      const retried = withOlderFailing([], failing, seen, page === 1, tried);
+      const first = retried.length > 0 ? await handle(retried, { ledger: true, keep }) : null;
+      if (first) return first;
+      // Each parent counts as handled (the ledger) only once its every child page was.
+      for (const parent of fresh.updates) {
+        if (stop !== undefined) break;
+        const end = await deliverChildren(
+          ctx,
+          epoch,
+          window,
+          parent,
+          paging,
+          (kids) =>
+            deliveries.deliver(withOlderFailing(kids, failing, seen, false, tried), {
+              ledger: false,
+              keep: false,
+            }),
+          tally,
+        );
+        if (end.kind === 'fenced') return end;
+        if (end.kind === 'stopped') return incomplete(end.stop, end.resumeAt);
+        if (end.kind === 'failed') return failed(end.failure, end.error, end.retryAfter);
+        if (end.kind === 'misconfigured') return failed('misconfigured', `delivery: ${end.error}`);
+        const silent = !children.deliver_parents;
+        const sent = withOlderFailing([parent], failing, seen, false, tried);
+        const exit = await handle(sent, { ledger: true, keep, silent });
+        if (exit) return exit;
+      }
     }
-    const unchangedEntries = ledgerEntries(unchanged);
-    if (unchanged.length > 0) {
-      delivered.add(unchangedEntries);
-      tally.unchanged += unchanged.length;
-    }
-    // One entry per delivered update, shared by the window's log and the pages kept.
-    const deliveredEntries = ledgerEntries(outcome.delivered);
-    // The pages of a window that goes on are kept as they are delivered (a row): a crash
-    // redelivers the page in flight, not the window so far. The last page's go with the
-    // window's commit; a listing's upserts, with the reconciliation's own tables.
-    if (result.next !== null && ctx.stream !== 'listing') {
-      unkept.add(unchangedEntries);
-      unkept.add(deliveredEntries);
-      if (!unkept.keepIfDue(store, epoch, ctx.now())) return { kind: 'fenced' };
-    }
-    delivered.add(deliveredEntries);
-    tally.records += outcome.delivered.length;
-    tally.deadLettered += outcome.deadLettered;
-    tally.released += outcome.released;
-    seen.addPage(outcome.handled);
-    retryable.add(outcome.retryable);
-    if (outcome.misconfigured) return failed('misconfigured', `delivery: ${outcome.misconfigured}`);
-
-    // Nothing of this page failing, held or cut short: every update on it is handled.
-    const everyHandled = outcome.retryable.length === 0 && outcome.stop === undefined;
     progress = afterPage(
       progress,
       result.updates,
@@ -273,7 +287,7 @@ export async function pollWindow(
         unkept.clear(ctx.now());
       }
     }
-    if (outcome.stop) return incomplete(outcome.stop);
+    if (stop) return incomplete(stop);
   }
 
   // R19: every failure of the window is stored with its record (settleFailed, hold), so the
@@ -283,63 +297,6 @@ export async function pollWindow(
   ctx.lateness?.covered(window);
   const retrying = leaveRetrying();
   return { kind: 'complete', delivered: delivered.entries(), ...(retrying ? { retrying } : {}) };
-}
-
-/**
- * What a window that goes on delivered and has not kept yet: kept (a row of ledger_pages)
- * once PAGES_KEPT_EVERY_MS passed since the last, so a crash redelivers little of it. The
- * entries alone: the records they came with are not held past their page.
- */
-class UnkeptPages {
-  private entries: LedgerEntry[] = [];
-
-  constructor(private keptAt: number) {}
-
-  add(entries: readonly LedgerEntry[]): void {
-    for (const entry of entries) this.entries.push(entry);
-  }
-
-  /** Keeps them if it is time; false when the lease was lost (R6). */
-  keepIfDue(store: Pick<PollerStore, 'rememberPage'>, epoch: number, now: number): boolean {
-    if (this.entries.length === 0 || now - this.keptAt < PAGES_KEPT_EVERY_MS) return true;
-    if (!store.rememberPage(epoch, untilNearFuture(this.entries, now))) return false;
-    this.clear(now);
-    return true;
-  }
-
-  /** Kept another way (the window's progress committed): none left to keep. */
-  clear(now: number): void {
-    this.entries = [];
-    this.keptAt = now;
-  }
-}
-
-/** Records the source could not read become dead letters (R8); false when fenced. */
-function deadLetterUnreadable(
-  ctx: Pick<RunContext, 'poller' | 'store' | 'now'>,
-  epoch: number,
-  tally: { deadLettered: number },
-  malformed: readonly MalformedRecord[],
-  page: number,
-): boolean {
-  for (const unreadable of malformed) {
-    const now = ctx.now();
-    const letter = {
-      key: unreadableKey(ctx.poller, unreadable.raw),
-      kind: 'unreadable' as const,
-      id: null,
-      version: null,
-      versionMs: null,
-      record: unreadable.raw,
-      error: `page ${page}: ${unreadable.reason}`,
-      attempts: 1,
-      firstFailure: now,
-      lastFailure: now,
-    };
-    if (!ctx.store.deadLetter(epoch, letter)) return false;
-    tally.deadLettered += 1;
-  }
-  return true;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PollerConfig } from '../config/schema.ts';
 import type { FailureKind } from './backoff.ts';
+import type { ChildProgressStore, ChildrenPort } from './children.ts';
 import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
 import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
@@ -27,6 +28,8 @@ export interface Update {
   record: unknown;
   /** A reconciliation's delete: when the listing that found it began (part of its key). */
   foundAt?: number;
+  /** source.children: the id of the parent record this one was listed under. */
+  parent?: string;
 }
 
 /**
@@ -124,6 +127,8 @@ export interface FailingUpdate {
   firstFailure: number;
   lastFailure: number;
   lastError: string;
+  /** source.children: the parent of a child (its envelope names it on every retry). */
+  parent?: string;
 }
 
 /** An update that will not be delivered by the poll loop: kept, visible and replayable (R8). */
@@ -140,6 +145,8 @@ export interface DeadLetter {
   attempts: number;
   firstFailure: number;
   lastFailure: number;
+  /** source.children: a child's parent. */
+  parent?: string;
 }
 
 /** The next thing the poller's alarm should do once no lease is held. */
@@ -287,6 +294,8 @@ export interface PollerStore {
   deletionsStream?: StreamStore;
   /** source.resume: the round's token and page cursor. */
   rounds?: RoundStore;
+  /** source.children: the child listing in progress. */
+  childProgress?: ChildProgressStore;
   /** reconcile: the listing's state, its ids and what it found. */
   reconciliation?: ReconcileStore;
   /** Books the poller's next own tick (null: none). Scheduling, not a run's commit: not fenced. */
@@ -349,6 +358,8 @@ export interface RunContext {
   stream?: 'deletions' | 'listing';
   /** source.deletions: the deletions stream's own context, polled after the main stream. */
   deletions?: RunContext | null;
+  /** source.children: the children's endpoint (engine/children.ts). */
+  children?: ChildrenPort | null;
   /** reconcile: the full listing (engine/reconcile.ts), worked on after the streams. */
   reconcile?: Reconciler | null;
   /** Called with one structured line per run (idle runs sampled: idleLog). */

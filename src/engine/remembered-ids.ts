@@ -10,7 +10,8 @@ export function keepsIds(ctx: RunContext): boolean {
   return (
     ctx.config.deliver.changes_only ||
     ctx.config.reconcile !== undefined ||
-    ctx.config.source.resume !== undefined
+    ctx.config.source.resume !== undefined ||
+    ctx.config.source.children !== undefined
   );
 }
 
@@ -19,7 +20,8 @@ export function keepsHashes(ctx: RunContext): boolean {
   return (
     ctx.config.deliver.changes_only ||
     ctx.config.reconcile?.compare === 'content' ||
-    ctx.config.source.resume !== undefined
+    ctx.config.source.resume !== undefined ||
+    ctx.config.source.children !== undefined
   );
 }
 

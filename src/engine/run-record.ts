@@ -45,6 +45,8 @@ export interface RunRecord {
   deadLettered: number;
   /** deliver.changes_only: versions not sent, their content the one last delivered. */
   unchanged?: number;
+  /** source.children: the requests for children, of `pages`. */
+  childRequests?: number;
   error: string | null;
   /** C when the run ended. */
   checkpoint: number | null;

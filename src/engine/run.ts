@@ -61,6 +61,7 @@ class Run {
     straggleMs: 0,
     released: 0,
     unchanged: 0,
+    childRequests: 0,
     retrying: new Map(),
   };
 
@@ -311,6 +312,7 @@ class Run {
       records: tally.records,
       deadLettered: tally.deadLettered,
       ...(tally.unchanged > 0 ? { unchanged: tally.unchanged } : {}),
+      ...(tally.childRequests > 0 ? { childRequests: tally.childRequests } : {}),
       error: error === null ? null : redact(ctx, `poller "${ctx.poller}": ${error}`),
       checkpoint: checkpoint === undefined ? ctx.store.read().checkpoint : checkpoint,
     };

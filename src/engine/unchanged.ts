@@ -48,7 +48,10 @@ export async function changesJudge(
   // A resume round lists what it lists again in the next (a resync lists everything): what
   // the receiver has of an id, the same version with the same content, is not sent again.
   const rounds = ctx.config.source.resume !== undefined;
-  if (!(deliver.changes_only || rounds) || known === undefined) return null;
+  // A parent's children are listed again whenever it changes: a child whose content the
+  // receiver has (at its version or before) is not sent again.
+  const children = ctx.config.source.children !== undefined;
+  if (!(deliver.changes_only || rounds || children) || known === undefined) return null;
   const upserts = updates.filter((update) => deliveryOp(ctx, update) === 'upsert');
   if (upserts.length === 0 && ctx.stream !== 'deletions') return null;
   const ignore = deliver.changes_ignore;
@@ -74,7 +77,10 @@ export async function changesJudge(
       const newer = deliver.changes_only
         ? before !== undefined && before.versionMs < update.versionMs
         : false;
-      const again = rounds && before !== undefined && before.versionMs === update.versionMs;
+      const again =
+        before !== undefined &&
+        ((rounds && before.versionMs === update.versionMs) ||
+          (update.parent !== undefined && before.versionMs <= update.versionMs));
       const same =
         before !== undefined &&
         !before.deleted &&

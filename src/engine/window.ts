@@ -14,6 +14,19 @@ export interface Window {
    * source.url, the first round or a resync) instead of a time range.
    */
   round?: { token: string | null };
+  /**
+   * source.children: the window is one parent's children, asked for with the parent's values
+   * ({parent.…}) and the parent window's bounds ({from}, {to}).
+   */
+  parent?: ParentRef;
+}
+
+/** The parent record whose children a child listing asks for. */
+export interface ParentRef {
+  id: string;
+  version: string;
+  versionMs: number;
+  record: unknown;
 }
 
 /**

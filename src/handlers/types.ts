@@ -15,6 +15,8 @@ export interface HandlerContext {
   idempotencyKey: string;
   /** 1 for the first attempt at this update. */
   attempt: number;
+  /** source.children: the id of the parent record this one was listed under. */
+  parent?: string;
   /** The Worker's bindings (D1, KV, queues, secrets…). */
   env: Env;
   /**

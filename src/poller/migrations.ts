@@ -352,6 +352,19 @@ export const MIGRATIONS: readonly string[] = [
      resync_at INTEGER,
      resync_reason TEXT
    );`,
+  // 24: source.children: the child listing in progress (its parent's ledger key and the next
+  // child page), kept as each child page is handled so a budget stop or a crash continues
+  // there; the parent of a child that is failing or dead-lettered (its envelope names it);
+  // and the child requests of each run, for history and the cost model.
+  `CREATE TABLE child_progress (
+     id INTEGER PRIMARY KEY CHECK (id = 1),
+     parent TEXT NOT NULL,
+     cursor TEXT NOT NULL,
+     pages INTEGER NOT NULL
+   );
+   ALTER TABLE delivery_failures ADD COLUMN parent TEXT;
+   ALTER TABLE dead_letters ADD COLUMN parent TEXT;
+   ALTER TABLE runs ADD COLUMN child_requests INTEGER;`,
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */

@@ -164,6 +164,7 @@ export function runView(run: RunRecord & { id?: number | null; folded?: FoldedRu
     pages: run.pages,
     records: run.records,
     dead_lettered: run.deadLettered,
+    ...(run.childRequests === undefined ? {} : { child_requests: run.childRequests }),
     error: run.error,
     checkpoint: iso(run.checkpoint),
   };

@@ -12,7 +12,7 @@ import { ListingReconciler } from '../engine/reconcile.ts';
 import { type SecretOrigins, secretKeysFrom } from '../secrets/index.ts';
 import { type Authorizer, authorizerOf, type TokenVault } from '../sources/auth/index.ts';
 import { tokenEndpointOf } from '../sources/auth/token-endpoint.ts';
-import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
+import { childrenSource, deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { displayUrl } from '../sources/display-url.ts';
 import { fetchRecordById } from '../sources/fetch-record.ts';
 import { type HttpFetch, HttpSource } from '../sources/http-source.ts';
@@ -167,10 +167,11 @@ export function wireLoaded(
   };
   // Each source shows its page URLs from its own url and params as written (`at` in the raw
   // config), so a secret shows as ${NAME} in its errors, however a URL would encode it.
-  const sourceOf = (sourceConfig: SourceConfig, at: string[]) =>
+  const sourceOf = (sourceConfig: SourceConfig, at: string[], missingIsEmpty = false) =>
     new HttpSource(sourceConfig, sourceFetcher, secrets, now, {
       ...shared,
       displayUrl: displayUrl(sourceConfig, entry.raw, entry.references, at),
+      ...(missingIsEmpty ? { missingIsEmpty } : {}),
     });
   const context: RunContext = {
     poller: name,
@@ -197,6 +198,10 @@ export function wireLoaded(
       sourceOf(deletions, ['source', 'deletions']),
       deletions,
     );
+  // source.children: each parent's children, a 404 meaning the parent went away meanwhile.
+  const children = childrenSource(config.source);
+  if (children !== null)
+    context.children = { source: sourceOf(children, ['source', 'children'], true) };
   const listing = listingSource(config);
   if (listing !== null) {
     const template = config.reconcile?.fetch;

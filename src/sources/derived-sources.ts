@@ -51,6 +51,43 @@ export function listingSource(config: PollerConfig): SourceConfig | null {
   };
 }
 
+/**
+ * `source.children` as a source with no window of its own: one parent's children, page by
+ * page, with its own request (`url`, `params`, `method`, `body`, `headers` or the source's)
+ * and records (`items`, `id`, `updated_at`: without one, ids only, the version the parent's:
+ * engine/children.ts). Its auth, time format, timeouts and body limit are the source's.
+ */
+export function childrenSource(source: SourceConfig): SourceConfig | null {
+  const children = source.children;
+  if (children === undefined) return null;
+  const {
+    to_param: _,
+    sorted: __,
+    deletions: ___,
+    body: ____,
+    deleted: _____,
+    resume: ______,
+    errors: _______,
+    children: ________,
+    ...shared
+  } = source;
+  return {
+    ...shared,
+    url: children.url,
+    from_param: '',
+    params: children.params,
+    headers: children.headers ?? source.headers,
+    method: children.method,
+    ...optional('body', children.body),
+    items: children.items,
+    id: children.id,
+    updated_at: children.updated_at ?? '',
+    updated_at_format: children.updated_at_format,
+    ...optional('errors', source.errors),
+    next: children.next,
+  };
+}
+
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

@@ -16,6 +16,7 @@ import { readBody } from './read-body.ts';
 import { isUpdate, readUpdate } from './read-update.ts';
 import { pageDraft, windowDraft } from './request/build.ts';
 import { type RequestDraft, requestOf, shownDraft } from './request/draft.ts';
+import { MissingParentValue } from './request/placeholders.ts';
 import { measureSkew } from './skew.ts';
 
 /** How requests leave the Worker: global fetch, or a service binding's fetch. */
@@ -33,6 +34,11 @@ export interface HttpSourceOptions {
   auth?: Authorizer;
   /** What each page showed of the next-page body path (a misspelt one is warned of). */
   nextPaths?: NextPathMemo;
+  /**
+   * source.children: a 404 means the parent went away between its page and this request, so
+   * it has no children (not a misconfigured URL).
+   */
+  missingIsEmpty?: boolean;
 }
 
 const SNIPPET = 200;
@@ -97,7 +103,13 @@ export class HttpSource implements Source {
     let draft: RequestDraft;
     try {
       draft = pageDraft(this.config, window, cursor, this.windowDraft(window));
-    } catch {
+    } catch (error) {
+      // A parent without the value its children's request needs: it is kept as a dead letter
+      // (R8), its children not asked for.
+      if (error instanceof MissingParentValue && window.parent !== undefined) {
+        const raw = window.parent.record;
+        return { ok: true, updates: [], malformed: [{ reason: error.message, raw }], next: null };
+      }
       return { ok: false, kind: 'bad_response', error: `${shown()}: the page URL does not parse` };
     }
     const deadline = this.deadlines.start(cancel);
@@ -161,6 +173,9 @@ export class HttpSource implements Source {
       const resume = this.config.resume;
       if (fromToken && resume && tokenExpired(resume.expired, response.status, parseOrNull(text))) {
         return { ...failure('misconfigured', ': the resume token expired'), expired: true };
+      }
+      if (response.status === 404 && this.options.missingIsEmpty) {
+        return { ok: true, updates: [], malformed: [], next: null, ...measured };
       }
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
         return failure('rate_limited', ' (rate limited)');

@@ -14,6 +14,8 @@ export const RunViewSchema = z
     pages: z.number().int(),
     records: z.number().int(),
     dead_lettered: z.number().int(),
+    /** source.children: the run's requests for children (of `pages`). */
+    child_requests: z.number().int().optional(),
     error: z.string().nullable(),
     checkpoint: z.string().nullable(),
   })

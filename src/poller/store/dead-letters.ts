@@ -44,11 +44,12 @@ type DeadLetterRow = {
   attempts: number;
   first_failure: number;
   last_failure: number;
+  parent: string | null;
 };
 
 /** The columns of a dead letter, with its record's size measured by SQLite. */
 const COLUMNS = `key, kind, id, version, version_ms, record, octet_length(record) AS record_bytes,
-  error, attempts, first_failure, last_failure`;
+  error, attempts, first_failure, last_failure, parent`;
 
 /**
  * Owns the `dead_letters` table (R8: updates the poll loop will not deliver, kept, visible
@@ -69,8 +70,8 @@ export class DeadLetters {
   insert(letter: DeadLetter): void {
     this.host.write(
       `INSERT OR IGNORE INTO dead_letters
-         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         (key, kind, id, version, version_ms, record, error, attempts, first_failure, last_failure, parent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       letter.key,
       letter.kind,
       letter.id,
@@ -81,6 +82,7 @@ export class DeadLetters {
       letter.attempts,
       letter.firstFailure,
       letter.lastFailure,
+      letter.parent ?? null,
     );
   }
 
@@ -243,5 +245,6 @@ function storedDeadLetterOf(row: DeadLetterRow): StoredDeadLetter {
     attempts: row.attempts,
     firstFailure: row.first_failure,
     lastFailure: row.last_failure,
+    ...(row.parent === null ? {} : { parent: row.parent }),
   };
 }

@@ -13,6 +13,7 @@ type FailureRow = {
   first_failure: number;
   last_failure: number;
   last_error: string;
+  parent: string | null;
 };
 
 /**
@@ -42,8 +43,8 @@ export class DeliveryFailures {
   /** Counts one more failed attempt at an update. */
   record(failure: FailingUpdate): void {
     this.host.write(
-      `INSERT INTO delivery_failures (key, id, version, version_ms, record, attempts, first_failure, last_failure, last_error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO delivery_failures (key, id, version, version_ms, record, attempts, first_failure, last_failure, last_error, parent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET attempts = excluded.attempts, last_failure = excluded.last_failure,
          last_error = excluded.last_error`,
       failure.key,
@@ -55,6 +56,7 @@ export class DeliveryFailures {
       failure.firstFailure,
       failure.lastFailure,
       failure.lastError,
+      failure.parent ?? null,
     );
   }
 
@@ -94,5 +96,6 @@ function failingUpdateOf(row: FailureRow): FailingUpdate {
     firstFailure: row.first_failure,
     lastFailure: row.last_failure,
     lastError: row.last_error,
+    ...(row.parent === null ? {} : { parent: row.parent }),
   };
 }

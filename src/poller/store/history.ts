@@ -49,6 +49,7 @@ type RunRow = {
   pages: number;
   records: number;
   dead_lettered: number;
+  child_requests: number | null;
   error: string | null;
   checkpoint: number | null;
 };
@@ -205,13 +206,14 @@ export class History {
     const id = 'id' in run ? run.id : null;
     const firstId = 'folded' in run ? (run.folded?.firstId ?? null) : null;
     this.host.write(
-      `INSERT INTO runs (slot, seq, first_seq, epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, error, checkpoint)
-       SELECT next % ${HISTORY_LIMIT}, next, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      `INSERT INTO runs (slot, seq, first_seq, epoch, trigger, outcome, started_at, finished_at, windows, pages, records, dead_lettered, child_requests, error, checkpoint)
+       SELECT next % ${HISTORY_LIMIT}, next, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        FROM (SELECT COALESCE(?, MAX(seq) + 1, 1) AS next FROM runs) WHERE true
        ON CONFLICT (slot) DO UPDATE SET seq = excluded.seq, first_seq = excluded.first_seq, epoch = excluded.epoch,
          trigger = excluded.trigger, outcome = excluded.outcome, started_at = excluded.started_at,
          finished_at = excluded.finished_at, windows = excluded.windows, pages = excluded.pages,
-         records = excluded.records, dead_lettered = excluded.dead_lettered, error = excluded.error,
+         records = excluded.records, dead_lettered = excluded.dead_lettered,
+         child_requests = excluded.child_requests, error = excluded.error,
          checkpoint = excluded.checkpoint`,
       firstId,
       run.epoch,
@@ -223,6 +225,7 @@ export class History {
       run.pages,
       run.records,
       run.deadLettered,
+      run.childRequests ?? null,
       run.error,
       run.checkpoint,
       id,
@@ -252,6 +255,7 @@ function runOf(row: RunRow): StoredRun {
     pages: row.pages,
     records: row.records,
     deadLettered: row.dead_lettered,
+    ...(row.child_requests === null ? {} : { childRequests: row.child_requests }),
     error: row.error,
     checkpoint: row.checkpoint,
   };

@@ -1,5 +1,6 @@
 // The poller's storage: the engine's port with every table's owner beside it. Owns no table.
 import { type AuditEntry, AuditLog } from './audit-log.ts';
+import { ChildProgressTable } from './child-progress.ts';
 import { DeadLetters } from './dead-letters.ts';
 import { DeletionsStream } from './deletions-stream.ts';
 import { DeliveryFailures } from './delivery-failures.ts';
@@ -60,6 +61,8 @@ export class SqliteStore extends PollerStateStore {
   readonly deletionsStream: DeletionsStream;
   /** `resume_round` (source.resume): the round's token and page cursor. */
   readonly rounds: ResumeRound;
+  /** `child_progress` (source.children): the child listing in progress. */
+  readonly childProgress: ChildProgressTable;
   /** `reconcile_state`, `reconcile_listing` and `reconcile_pending` (reconcile). */
   readonly reconciliation: Reconciliation;
   /** `oauth_tokens` (source.auth = oauth2), sealed by poller/token-vault.ts. */
@@ -86,6 +89,7 @@ export class SqliteStore extends PollerStateStore {
     this.ids = ids;
     this.deletionsStream = new DeletionsStream(host, (epoch, write) => this.fenced(epoch, write));
     this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));
+    this.childProgress = new ChildProgressTable(host, (epoch, write) => this.fenced(epoch, write));
     this.oauth = new OAuthTokens(host);
     this.meta = new ObjectMeta(host);
     this.nextPaths = new NextPaths(this.meta);

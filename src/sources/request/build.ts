@@ -3,7 +3,7 @@ import type { Window } from '../../engine/window.ts';
 import { pageStep } from '../paging/index.ts';
 import { writeBodyPath } from './body-path.ts';
 import { baseHeaders, type RequestDraft } from './draft.ts';
-import { renderBody, renderText, windowBounds } from './placeholders.ts';
+import { type Bounds, renderBody, renderText, windowBounds } from './placeholders.ts';
 
 /**
  * Builds the requests of a source's window, page by page: the window's request (`url`,
@@ -30,6 +30,10 @@ export type RequestConfig = Pick<
 /** The request every page of `window` starts from: built once a window, not once a page. */
 export function windowDraft(config: RequestConfig, window: Window): RequestDraft {
   const bounds = windowBounds(window, config.time_format, config.time_zone);
+  // A child listing's headers take its parent's values too (a parent's own token, say).
+  const headers = baseHeaders(
+    window.parent === undefined ? config.headers : renderValues(config.headers, bounds),
+  );
   const token = window.round?.token ?? null;
   const resume = config.resume;
   // A round from a token that is a URL: requested as it is (its origin checked by the source).
@@ -37,7 +41,7 @@ export function windowDraft(config: RequestConfig, window: Window): RequestDraft
     return {
       method: config.method,
       url: new URL(token),
-      headers: baseHeaders(config.headers),
+      headers,
       body: config.body === undefined ? undefined : renderBody(config.body, bounds),
     };
   }
@@ -61,9 +65,16 @@ export function windowDraft(config: RequestConfig, window: Window): RequestDraft
   return {
     method: config.method,
     url,
-    headers: baseHeaders(config.headers),
+    headers,
     body: config.body === undefined ? undefined : renderBody(config.body, bounds),
   };
+}
+
+/** A table of strings with each value rendered. */
+function renderValues(table: Record<string, string>, bounds: Bounds): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(table).map(([key, value]) => [key, renderText(value, bounds)]),
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Window } from '../../engine/window.ts';
+import { readPath } from '../dot-path.ts';
 import { formatTime, type TimeFormat } from '../time.ts';
 
 /**
@@ -6,13 +7,18 @@ import { formatTime, type TimeFormat } from '../time.ts';
  * inside `url`, `params` values and every string of `body`. Only these two names, written
  * exactly so, are placeholders: a GraphQL query (`nodes { id }`, `{ from }`) is never altered.
  * `{{from}}` and `{{to}}` write a literal `{from}` and `{to}`; any other `{{` stays as it is.
+ * `source.children` adds `{parent.<dot path>}`: a value of the parent record whose children
+ * are asked for (`{{parent.key}}` is a literal).
  */
 
 /** A placeholder's name. */
 export type BoundName = 'from' | 'to';
 
-/** `{{from}}` (a literal) or `{from}` (a placeholder), and the same for `to`. */
-const PLACEHOLDER = /\{\{(from|to)\}\}|\{(from|to)\}/g;
+/**
+ * `{{from}}` (a literal) or `{from}` (a placeholder), the same for `to`, and
+ * `{parent.<dot path>}` (group 3: its path) with its literal.
+ */
+const PLACEHOLDER = /\{\{(from|to|parent\.[^{}\s]+)\}\}|\{(from|to)\}|\{parent\.([^{}\s]+)\}/g;
 
 /** A window's bounds as the upstream is sent them. */
 export interface Bounds {
@@ -24,6 +30,15 @@ export interface Bounds {
   to: string;
   /** Whether a body string that is exactly a placeholder becomes a JSON number. */
   numeric: boolean;
+  /** source.children: the parent record whose children are asked for ({parent.…}). */
+  parent?: unknown;
+}
+
+/** A `{parent.<path>}` whose parent record holds no string, number or boolean there. */
+export class MissingParentValue extends Error {
+  constructor(readonly path: string) {
+    super(`the parent record has no value at "${path}" for {parent.${path}}`);
+  }
 }
 
 /**
@@ -35,6 +50,7 @@ export function windowBounds(window: Window, format: TimeFormat, zone = 'UTC'): 
     from: formatTime(window.from, format, zone),
     to: formatTime(window.to, format, zone),
     numeric: format === 'unix' || format === 'unix_ms',
+    ...(window.parent === undefined ? {} : { parent: window.parent.record }),
   };
 }
 
@@ -48,9 +64,15 @@ export function renderText(
   bounds: Bounds,
   encode: (value: string) => string = (value) => value,
 ): string {
-  if (!text.includes('{from}') && !text.includes('{to}')) return text;
-  return text.replace(PLACEHOLDER, (_whole, literal?: string, name?: string) => {
+  if (!text.includes('{from}') && !text.includes('{to}') && !text.includes('{parent.')) {
+    return text;
+  }
+  return text.replace(PLACEHOLDER, (whole, literal?: string, name?: string, path?: string) => {
     if (literal !== undefined) return `{${literal}}`;
+    if (path !== undefined) {
+      // Outside source.children there is no parent: the text is left as it is.
+      return 'parent' in bounds ? encode(parentValue(bounds.parent, path)) : whole;
+    }
     return encode(boundOf(bounds, name as BoundName));
   });
 }
@@ -64,6 +86,12 @@ export function renderBody(body: unknown, bounds: Bounds): unknown {
   if (typeof body === 'string') {
     const whole = body === '{from}' ? 'from' : body === '{to}' ? 'to' : null;
     if (whole !== null && bounds.numeric) return Number(boundOf(bounds, whole));
+    // A string that is exactly `{parent.<path>}` keeps the parent value's JSON type.
+    const path = /^\{parent\.([^{}\s]+)\}$/.exec(body)?.[1];
+    if (path !== undefined && 'parent' in bounds) {
+      const value = readPath(bounds.parent, path);
+      if (typeof value === 'number' || typeof value === 'boolean') return value;
+    }
     return renderText(body, bounds);
   }
   if (Array.isArray(body)) {
@@ -80,6 +108,29 @@ export function renderBody(body: unknown, bounds: Bounds): unknown {
     return changed ? Object.fromEntries(entries) : body;
   }
   return body;
+}
+
+/** The parent's value at `path`, as text; throws MissingParentValue when it has none. */
+function parentValue(parent: unknown, path: string): string {
+  const value = readPath(parent, path);
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    return String(value);
+  }
+  throw new MissingParentValue(path);
+}
+
+/** The dot paths of the `{parent.…}` placeholders in `text` (not its `{{parent.…}}` literals). */
+export function parentPaths(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].flatMap((match) => (match[3] ? [match[3]] : []));
+}
+
+/** The dot paths of `{parent.…}` in every string of `value` (a body, a params table). */
+export function parentPathsIn(value: unknown): string[] {
+  if (typeof value === 'string') return parentPaths(value);
+  if (Array.isArray(value)) return value.flatMap(parentPathsIn);
+  if (value !== null && typeof value === 'object')
+    return Object.values(value).flatMap(parentPathsIn);
+  return [];
 }
 
 function boundOf(bounds: Bounds, name: BoundName): string {

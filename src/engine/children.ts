@@ -1,0 +1,117 @@
+import { deadLetterUnreadable } from './dead-letter-unreadable.ts';
+import { type Continuation, type Paging, pages, type StreamEnd } from './page-stream.ts';
+import { ledgerKey, type RunContext, type Source, type Update } from './ports.ts';
+import type { Window } from './window.ts';
+import type { HandledBatch } from './window-deliveries.ts';
+
+/**
+ * source.children: requests per parent record. After each page of the stream, each new
+ * parent's children are listed (every page of them, `{parent.…}` filled from the parent)
+ * and delivered as records of their own, before the parent counts as handled: a window
+ * commits only when every child page of every parent in it was handled (R1).
+ */
+
+/** The children's endpoint, as a source (sources/derived-sources.ts childrenSource). */
+export interface ChildrenPort {
+  source: Source;
+}
+
+/** The child listing in progress: its parent (ledger key) and the next page to ask for. */
+export interface ChildProgress {
+  parent: string;
+  cursor: string;
+  pages: number;
+}
+
+/** Where the child listing in progress stands (one owner, fenced like C, R6). */
+export interface ChildProgressStore {
+  read(): ChildProgress | null;
+  /** Keeps the next child page once one was handled; null: the listing ended. */
+  keep(epoch: number, progress: ChildProgress | null): boolean;
+}
+
+/** The run's count of child requests (status, the cost model). */
+export interface ChildTally {
+  childRequests: number;
+  deadLettered: number;
+}
+
+/** How one parent's children went: all handled, or why the window stops in them. */
+export type ChildrenEnd = { kind: 'done' } | StreamEnd | { kind: 'misconfigured'; error: string };
+
+/**
+ * A child's id: `<parent id>/<child id>`, with `%` and `/` in the parent's id
+ * percent-encoded, so that no two children of two parents share one.
+ */
+export function childId(parentId: string, id: string): string {
+  return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/${id}`;
+}
+
+/**
+ * A child as it is delivered: its id under its parent's, the parent's id in its envelope, and
+ * its version its own updated_at or, without one (read as ids only), the parent's.
+ */
+export function childOf(parent: Update, child: Update): Update {
+  const own = child.version !== '';
+  return {
+    id: childId(parent.id, child.id),
+    version: own ? child.version : parent.version,
+    versionMs: own ? child.versionMs : parent.versionMs,
+    record: child.record,
+    parent: parent.id,
+  };
+}
+
+/**
+ * Lists and delivers one parent's children, page by page, from the page a run before kept
+ * (a budget stop or a crash continues there: no handled child page is asked for again, none
+ * is skipped). `deliver` handles each page's children as a batch of the window's.
+ */
+export async function deliverChildren(
+  ctx: RunContext,
+  epoch: number,
+  window: Window,
+  parent: Update,
+  paging: Omit<Paging, 'source' | 'round' | 'continued'>,
+  deliver: (children: Update[]) => Promise<HandledBatch>,
+  tally: ChildTally,
+): Promise<ChildrenEnd> {
+  const port = ctx.children;
+  if (port === undefined || port === null) return { kind: 'done' };
+  const store = ctx.store.childProgress;
+  const key = ledgerKey(parent.id, parent.version);
+  const kept = store?.read() ?? null;
+  const from = kept?.parent === key ? kept : null;
+  let written = from !== null;
+  const continued: Continuation = {
+    cursor: from?.cursor ?? null,
+    pages: from?.pages ?? 0,
+    keep(cursor, pages) {
+      written = true;
+      return store === undefined || store.keep(epoch, { parent: key, cursor, pages });
+    },
+  };
+  const { id, version, versionMs, record } = parent;
+  const listing: Window = { ...window, parent: { id, version, versionMs, record } };
+  const before = paging.tally.pages;
+  try {
+    for await (const step of pages(listing, { ...paging, source: port.source, continued })) {
+      if (step.kind === 'failed')
+        return { ...step, error: `children of ${parent.id}: ${step.error}` };
+      if (step.kind !== 'page') return step;
+      const { page } = step;
+      const where = `children of ${parent.id}, page ${step.number}`;
+      if (!deadLetterUnreadable(ctx, epoch, tally, page.malformed, where)) {
+        return { kind: 'fenced' };
+      }
+      const batch = await deliver(page.updates.map((child) => childOf(parent, child)));
+      if (batch.kind !== 'handled') return batch;
+      if (batch.stop !== undefined) return { kind: 'stopped', stop: batch.stop };
+    }
+  } finally {
+    tally.childRequests += paging.tally.pages - before;
+  }
+  // The listing ended: a run after it lists this parent's children from their first page.
+  if (written && store !== undefined && !store.keep(epoch, null)) return { kind: 'fenced' };
+  return { kind: 'done' };
+}

@@ -1,0 +1,313 @@
+import { describe, expect, it } from 'vitest';
+import { loadPoller } from '../../src/config/load.ts';
+import { childId } from '../../src/engine/children.ts';
+import { MemoryStore } from '../../src/engine/memory-store.ts';
+import { PollerEngine } from '../../src/engine/poller.ts';
+import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
+import { childrenSource } from '../../src/sources/derived-sources.ts';
+import { HttpSource } from '../../src/sources/http-source.ts';
+
+const MINUTE = 60_000;
+const START = Date.parse('2026-09-01T00:00:00Z');
+
+interface Comment {
+  id: string;
+  body: string;
+  updated: string;
+}
+
+/**
+ * A tracker with Jira's shapes: issues changed since `updated_from`, oldest first, and each
+ * issue's comments by offset (`startAt`, `maxResults`), a 404 for an issue that is gone. A
+ * comment added, edited or deleted bumps its issue's stamp, as Jira's does.
+ */
+class Tracker {
+  readonly issues = new Map<string, { key: string; updated: number; summary: string }>();
+  readonly comments = new Map<string, Comment[]>();
+  readonly requests: URL[] = [];
+  pageSize = 2;
+  /** Answers comment requests of this issue with this status. */
+  failComments: { key: string; status: number } | null = null;
+  private next = 100;
+
+  constructor(private readonly clock: { now: number }) {}
+
+  issue(key: string, summary = key): void {
+    this.issues.set(key, { key, summary, updated: this.clock.now });
+    if (!this.comments.has(key)) this.comments.set(key, []);
+  }
+
+  comment(key: string, body: string): string {
+    this.next += 1;
+    const id = String(this.next);
+    this.comments.get(key)?.push({ id, body, updated: new Date(this.clock.now).toISOString() });
+    this.touch(key);
+    return id;
+  }
+
+  edit(key: string, id: string, body: string): void {
+    const found = this.comments.get(key)?.find((comment) => comment.id === id);
+    if (found === undefined) throw new Error(`no comment ${id}`);
+    found.body = body;
+    found.updated = new Date(this.clock.now).toISOString();
+    this.touch(key);
+  }
+
+  private touch(key: string): void {
+    const issue = this.issues.get(key);
+    if (issue) issue.updated = this.clock.now;
+  }
+
+  readonly fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    this.requests.push(url);
+    if (url.pathname === '/search') {
+      const from = Date.parse(url.searchParams.get('updated_from') ?? '');
+      const issues = [...this.issues.values()]
+        .filter((issue) => issue.updated >= from)
+        .sort((a, b) => a.updated - b.updated)
+        .map(({ key, summary, updated }) => ({
+          key,
+          fields: { summary, updated: new Date(updated).toISOString() },
+        }));
+      return Response.json({ issues });
+    }
+    const match = /^\/issue\/([^/]+)\/comment$/.exec(url.pathname);
+    if (match === null) return new Response('no route', { status: 400 });
+    const key = decodeURIComponent(match[1] ?? '');
+    if (this.failComments?.key === key) {
+      return Response.json({ error: 'down' }, { status: this.failComments.status });
+    }
+    const comments = this.issues.has(key) ? this.comments.get(key) : undefined;
+    if (comments === undefined) return Response.json({ errorMessages: ['gone'] }, { status: 404 });
+    if (url.searchParams.get('maxResults') !== String(this.pageSize)) {
+      return new Response('maxResults', { status: 400 });
+    }
+    const startAt = Number(url.searchParams.get('startAt') ?? '0');
+    return Response.json({
+      startAt,
+      total: comments.length,
+      comments: comments.slice(startAt, startAt + this.pageSize),
+    });
+  };
+
+  /** Comment requests made so far, as `KEY@startAt`. */
+  commentPages(): string[] {
+    return this.requests
+      .filter((url) => url.pathname.endsWith('/comment'))
+      .map(
+        (url) =>
+          `${decodeURIComponent(url.pathname.split('/')[2] ?? '')}@${url.searchParams.get('startAt') ?? '0'}`,
+      );
+  }
+}
+
+function world(options: { children?: Record<string, unknown>; maxSubrequests?: number } = {}) {
+  const clock = { now: START };
+  const tracker = new Tracker(clock);
+  const entry = loadPoller(
+    'comments',
+    {
+      every: '1m',
+      max_subrequests: options.maxSubrequests ?? 1000,
+      start_from: new Date(START).toISOString(),
+      source: {
+        url: 'https://jira.test/search',
+        from_param: 'updated_from',
+        items: 'issues',
+        id: 'key',
+        updated_at: 'fields.updated',
+        children: {
+          url: 'https://jira.test/issue/{parent.key}/comment',
+          items: 'comments',
+          updated_at: 'updated',
+          params: { maxResults: '2' },
+          next: { type: 'offset', param: 'startAt' },
+          ...options.children,
+        },
+      },
+      deliver: { type: 'handler', name: 'comments' },
+    },
+    {},
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('; '));
+  const config = entry.config;
+  const got: DeliveryItem[] = [];
+  const receiver = { failIds: new Set<string>() };
+  const store = new MemoryStore();
+  const children = childrenSource(config.source);
+  const ctx: RunContext = {
+    poller: 'comments',
+    config,
+    store,
+    source: new HttpSource(config.source, tracker.fetch, [], () => clock.now),
+    ...(children
+      ? {
+          children: {
+            source: new HttpSource(children, tracker.fetch, [], () => clock.now, {
+              missingIsEmpty: true,
+            }),
+          },
+        }
+      : {}),
+    deliverer: {
+      batch: 1,
+      async deliver(items) {
+        if (items.some((item) => receiver.failIds.has(item.update.id))) {
+          return { kind: 'retry' as const, error: 'receiver down' };
+        }
+        got.push(...items);
+        return { kind: 'delivered' as const };
+      },
+    },
+    now: () => clock.now,
+    random: () => 0.5,
+  };
+  const engine = new PollerEngine(ctx, { set: async () => {} });
+  const run = async () => {
+    clock.now += MINUTE;
+    await engine.trigger('manual');
+    return engine.onAlarm();
+  };
+  const shown = () =>
+    got.map((item) => `${item.update.id}${item.update.parent ? ` <${item.update.parent}` : ''}`);
+  return { tracker, store, run, got, shown, clock, receiver };
+}
+
+describe('children per parent record', () => {
+  it("delivers each parent's children under <parent>/<child>, naming the parent, and not the parents", async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    const b = w.tracker.comment('ACME-1', 'second');
+    const c = w.tracker.comment('ACME-1', 'third');
+    w.tracker.issue('ACME-2');
+    await w.run();
+    expect(w.shown()).toEqual([
+      `ACME-1/${a} <ACME-1`,
+      `ACME-1/${b} <ACME-1`,
+      `ACME-1/${c} <ACME-1`,
+    ]);
+    // Every child page of ACME-1 (offset paging ends at an empty page), then ACME-2's one.
+    expect(w.tracker.commentPages()).toEqual(['ACME-1@0', 'ACME-1@2', 'ACME-1@3', 'ACME-2@0']);
+    expect(w.store.runs.at(-1)?.childRequests).toBe(4);
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it('delivers the parents too, each after its children, with deliver_parents', async () => {
+    const w = world({ children: { deliver_parents: true } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    expect(w.shown()).toEqual([`ACME-1/${a} <ACME-1`, 'ACME-1']);
+  });
+
+  it('a child listed again unchanged when its parent changes is not delivered again', async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    w.clock.now += MINUTE;
+    const b = w.tracker.comment('ACME-1', 'second');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.edit('ACME-1', a, 'first, edited');
+    await w.run();
+    expect(w.shown()).toEqual([
+      `ACME-1/${a} <ACME-1`,
+      `ACME-1/${b} <ACME-1`,
+      `ACME-1/${a} <ACME-1`,
+    ]);
+    expect(w.got.at(-1)?.update.record).toMatchObject({ body: 'first, edited' });
+  });
+
+  it('without children.updated_at, a child takes its parent version, and an unchanged one is not sent again', async () => {
+    const w = world({ children: { updated_at: undefined } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    const first = w.got[0]?.update;
+    expect(first?.version).toBe(new Date(START).toISOString());
+    w.clock.now += MINUTE;
+    w.tracker.comment('ACME-1', 'second');
+    await w.run();
+    expect(w.shown().filter((line) => line.startsWith(`ACME-1/${a}`))).toHaveLength(1);
+    expect(w.got).toHaveLength(2);
+  });
+
+  it('a budget stop inside a parent continues at the kept child page: none asked again, none skipped, C waits (R1)', async () => {
+    // 6 requests a run: the search, then 5 comment pages or deliveries.
+    const w = world({ maxSubrequests: 6 });
+    w.tracker.issue('ACME-1');
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((body) =>
+      w.tracker.comment('ACME-1', body),
+    );
+    await w.run();
+    expect(w.store.read().checkpoint).toBe(START);
+    const afterFirst = w.tracker.commentPages();
+    for (let i = 0; i < 6 && w.got.length < ids.length; i += 1) await w.run();
+    await w.run();
+    expect(w.got.map((item) => item.update.id)).toEqual(ids.map((id) => `ACME-1/${id}`));
+    const pages = w.tracker.commentPages();
+    // Each child page was asked for once (a stop before handling one asks for it again).
+    const handled = pages.filter((page, i) => pages.indexOf(page) === i);
+    expect(handled).toEqual(['ACME-1@0', 'ACME-1@2', 'ACME-1@4', 'ACME-1@6', 'ACME-1@7']);
+    expect(afterFirst.length).toBeGreaterThan(0);
+    expect(pages.filter((page) => page === 'ACME-1@0')).toHaveLength(1);
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it('a child request answered 404 means the parent went away: no children, and the window commits', async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    w.tracker.failComments = { key: 'ACME-1', status: 404 };
+    await w.run();
+    expect(w.got).toEqual([]);
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it('any other failure of a child request fails the window, and C stays', async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    w.tracker.comment('ACME-1', 'first');
+    w.tracker.failComments = { key: 'ACME-1', status: 500 };
+    await w.run();
+    expect(w.store.read().checkpoint).toBe(START);
+    expect(w.store.runs.at(-1)?.error).toContain('children of ACME-1: page 1');
+    w.tracker.failComments = null;
+    await w.run();
+    expect(w.got).toHaveLength(1);
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it("a parent without the value its children's URL needs is a dead letter, and the window goes on", async () => {
+    const w = world({
+      children: { url: 'https://jira.test/issue/{parent.fields.project}/comment' },
+    });
+    w.tracker.issue('ACME-1');
+    await w.run();
+    const letters = [...w.store.deadLetters.values()];
+    expect(letters).toHaveLength(1);
+    expect(letters[0]?.error).toContain('no value at "fields.project"');
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it('a failing child is stored with its parent and retried with it (R19)', async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    w.receiver.failIds.add(`ACME-1/${a}`);
+    await w.run();
+    expect([...w.store.failures.values()][0]?.parent).toBe('ACME-1');
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+    w.receiver.failIds.clear();
+    await w.run();
+    expect(w.shown()).toEqual([`ACME-1/${a} <ACME-1`]);
+  });
+
+  it("percent-encodes / and % in a parent's id, so no two parents' children share an id", () => {
+    expect(childId('a/b', 'c')).toBe('a%2Fb/c');
+    expect(childId('a', 'b/c')).toBe('a/b/c');
+    expect(childId('50%', 'x')).toBe('50%25/x');
+  });
+});
