@@ -1,3 +1,4 @@
+import { deleteUnlisted } from './child-deletes.ts';
 import { deadLetterUnreadable } from './dead-letter-unreadable.ts';
 import { type Continuation, type Paging, pages, type StreamEnd } from './page-stream.ts';
 import { ledgerKey, type RunContext, type Source, type Update } from './ports.ts';
@@ -28,6 +29,10 @@ export interface ChildProgressStore {
   read(): ChildProgress | null;
   /** Keeps the next child page once one was handled; null: the listing ended. */
   keep(epoch: number, progress: ChildProgress | null): boolean;
+  /** children.deletes: the ids delivered under this id prefix (`<parent>/`) and not deleted. */
+  known(prefix: string): string[];
+  /** children.max_deletes: deletes a listing found and did not deliver, audited (fenced). */
+  hold(epoch: number, at: number, parent: string, ids: readonly string[]): boolean;
 }
 
 /** The run's count of child requests (status, the cost model). */
@@ -65,14 +70,16 @@ export function childOf(parent: Update, child: Update): Update {
 /**
  * Lists and delivers one parent's children, page by page, from the page a run before kept
  * (a budget stop or a crash continues there: no handled child page is asked for again, none
- * is skipped). `deliver` handles each page's children as a batch of the window's.
+ * is skipped). `deliver` handles each page's children as a batch of the window's. With
+ * children.deletes, a listing seen whole by this run is compared with the children known
+ * under the parent (engine/child-deletes.ts).
  */
 export async function deliverChildren(
   ctx: RunContext,
   epoch: number,
   window: Window,
   parent: Update,
-  paging: Omit<Paging, 'source' | 'round' | 'continued'>,
+  paging: ChildPaging,
   deliver: (children: Update[]) => Promise<HandledBatch>,
   tally: ChildTally,
 ): Promise<ChildrenEnd> {
@@ -91,27 +98,62 @@ export async function deliverChildren(
       return store === undefined || store.keep(epoch, { parent: key, cursor, pages });
     },
   };
+  const listing = await listChildren(ctx, epoch, window, parent, paging, deliver, tally, continued);
+  if (listing.kind !== 'listed') return listing;
+  // The listing ended: a run after it lists this parent's children from their first page.
+  if (written && store !== undefined && !store.keep(epoch, null)) return { kind: 'fenced' };
+  // Only a listing this run saw from its first page is whole: one continued from a kept page
+  // is not compared (the parent's next change lists its children again).
+  if (!ctx.config.source.children?.deletes || from !== null || listing.missing) {
+    return { kind: 'done' };
+  }
+  const again = () => listChildren(ctx, epoch, window, parent, paging, deliver, tally);
+  return deleteUnlisted(ctx, epoch, parent, listing.ids, again, deliver);
+}
+
+/** The page stream's parts a child listing shares with its parent window's. */
+export type ChildPaging = Omit<Paging, 'source' | 'round' | 'continued'>;
+
+/** A listing that went through: the ids it listed, and whether it answered 404. */
+export type Listed = { kind: 'listed'; ids: Set<string>; missing: boolean };
+
+/** One listing of a parent's children, each page delivered as it comes. */
+async function listChildren(
+  ctx: RunContext,
+  epoch: number,
+  window: Window,
+  parent: Update,
+  paging: ChildPaging,
+  deliver: (children: Update[]) => Promise<HandledBatch>,
+  tally: ChildTally,
+  continued?: Continuation,
+): Promise<Listed | Exclude<ChildrenEnd, { kind: 'done' }>> {
+  const source = ctx.children?.source;
+  if (source === undefined) return { kind: 'listed', ids: new Set(), missing: false };
   const { id, version, versionMs, record } = parent;
   const listing: Window = { ...window, parent: { id, version, versionMs, record } };
+  const ids = new Set<string>();
+  let missing = false;
   const before = paging.tally.pages;
   try {
-    for await (const step of pages(listing, { ...paging, source: port.source, continued })) {
+    for await (const step of pages(listing, { ...paging, source, continued })) {
       if (step.kind === 'failed')
         return { ...step, error: `children of ${parent.id}: ${step.error}` };
       if (step.kind !== 'page') return step;
       const { page } = step;
+      if (page.missing) missing = true;
       const where = `children of ${parent.id}, page ${step.number}`;
       if (!deadLetterUnreadable(ctx, epoch, tally, page.malformed, where)) {
         return { kind: 'fenced' };
       }
-      const batch = await deliver(page.updates.map((child) => childOf(parent, child)));
+      const children = page.updates.map((child) => childOf(parent, child));
+      for (const child of children) ids.add(child.id);
+      const batch = await deliver(children);
       if (batch.kind !== 'handled') return batch;
       if (batch.stop !== undefined) return { kind: 'stopped', stop: batch.stop };
     }
   } finally {
     tally.childRequests += paging.tally.pages - before;
   }
-  // The listing ended: a run after it lists this parent's children from their first page.
-  if (written && store !== undefined && !store.keep(epoch, null)) return { kind: 'fenced' };
-  return { kind: 'done' };
+  return { kind: 'listed', ids, missing };
 }

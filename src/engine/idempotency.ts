@@ -57,6 +57,9 @@ export function deliveryKey(ctx: RunContext, update: Update): string {
 /** What the receiver is asked to do with an update delivered under `ctx`. */
 export function deliveryOp(ctx: RunContext, update: Update): DeliveryOp {
   if (ctx.stream === 'deletions') return 'delete';
+  // A child its parent no longer lists (engine/child-deletes.ts): its record is null, which
+  // no child read from a page can be (an item without an id is unreadable).
+  if (update.parent !== undefined && update.record === null) return 'delete';
   return ctx.isDeleted?.(update.record) ? 'delete' : 'upsert';
 }
 

@@ -1,3 +1,4 @@
+import { heldDetail } from './child-deletes.ts';
 import type { ChildProgress, ChildProgressStore } from './children.ts';
 import { type Lease, NO_LEASE } from './lease.ts';
 import { MemoryReconciliation } from './memory-reconciliation.ts';
@@ -72,6 +73,16 @@ export class MemoryStore implements PollerStore {
       if (!this.holds(epoch)) return false;
       this.childListing = progress === null ? null : { ...progress };
       this.rowsWritten += 1;
+      return true;
+    },
+    known: (prefix) =>
+      [...this.ids.values()]
+        .filter((entry) => entry.id.startsWith(prefix) && !entry.deleted)
+        .map((entry) => entry.id)
+        .sort(),
+    hold: (epoch, at, parent, ids) => {
+      if (!this.holds(epoch)) return false;
+      this.audit.push({ at, action: 'children_deletes_held', detail: heldDetail(parent, ids) });
       return true;
     },
   };

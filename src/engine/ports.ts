@@ -1,16 +1,18 @@
 import type { PollerConfig } from '../config/schema.ts';
 import type { FailureKind } from './backoff.ts';
 import type { ChildProgressStore, ChildrenPort } from './children.ts';
-import type { DeliveryResult, UpstreamFailureKind } from './classify.ts';
+import type { DeliveryResult } from './classify.ts';
 import type { FreshnessStore, LatenessObserver } from './freshness-ports.ts';
 import type { IdleLog } from './idle-log.ts';
 import type { Lease } from './lease.ts';
 import type { Reconciler, ReconcileStore } from './reconcile-ports.ts';
 import type { RoundCommit, RoundStore } from './round-ports.ts';
 import type { RunRecord } from './run-record.ts';
-import type { Precision, Window } from './window.ts';
+import type { Source } from './source-port.ts';
+import type { Precision } from './window.ts';
 
 export type { RoundCommit, RoundState, RoundStore } from './round-ports.ts';
+export type { MalformedRecord, PageResult, Source } from './source-port.ts';
 
 /**
  * A JSON value: what records, dead letters and audit details are made of. Kept shallow on
@@ -48,47 +50,6 @@ export interface RememberedId {
 
 /** What a delivery asks the receiver to do with the record. */
 export type DeliveryOp = 'upsert' | 'delete';
-
-/** A record the source could not read (no id, unparseable updated_at). */
-export interface MalformedRecord {
-  reason: string;
-  raw: unknown;
-}
-
-export type PageResult =
-  | {
-      ok: true;
-      updates: Update[];
-      malformed: MalformedRecord[];
-      /** Where the next page of the window is; null when this was the last. */
-      next: string | null;
-      /** source.resume: the token this page holds, which ends its round. */
-      resume?: string;
-      /** The upstream's clock minus ours, from its Date header (R11). */
-      skewMs?: number;
-      /** The rate-limit quota is spent: no request before this time. */
-      pauseUntil?: number;
-    }
-  | {
-      ok: false;
-      kind: UpstreamFailureKind;
-      error: string;
-      retryAfter?: number;
-      skewMs?: number;
-      /** source.resume: the upstream says the round's token expired (a resync follows). */
-      expired?: true;
-    };
-
-/** The upstream, one page at a time. `cursor` is null for a window's first page. */
-export interface Source {
-  /** One page; `cancel` aborts the request (a page asked for ahead that the run will not take). */
-  fetchPage(window: Window, cursor: string | null, cancel?: AbortSignal): Promise<PageResult>;
-  /**
-   * For the length of a run: one timer for the requests' deadlines, armed from one request
-   * to the next instead of once per request (src/deadline.ts). Returns its release.
-   */
-  hold?(): () => void;
-}
 
 /** One update on its way out, with its idempotency key (R13) and attempt number (R8). */
 export interface DeliveryItem {

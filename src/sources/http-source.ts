@@ -175,7 +175,7 @@ export class HttpSource implements Source {
         return { ...failure('misconfigured', ': the resume token expired'), expired: true };
       }
       if (response.status === 404 && this.options.missingIsEmpty) {
-        return { ok: true, updates: [], malformed: [], next: null, ...measured };
+        return { ok: true, updates: [], malformed: [], next: null, missing: true, ...measured };
       }
       if (response.status === 429 || (limit.notBefore !== undefined && limit.exhausted)) {
         return failure('rate_limited', ' (rate limited)');

@@ -53,6 +53,17 @@ class Tracker {
     this.touch(key);
   }
 
+  remove(key: string, id: string): void {
+    this.comments.set(
+      key,
+      (this.comments.get(key) ?? []).filter((comment) => comment.id !== id),
+    );
+    this.touch(key);
+  }
+
+  /** Comments left out of the next listing only (as a shifted offset skips one). */
+  readonly skipOnce = new Set<string>();
+
   private touch(key: string): void {
     const issue = this.issues.get(key);
     if (issue) issue.updated = this.clock.now;
@@ -84,10 +95,12 @@ class Tracker {
       return new Response('maxResults', { status: 400 });
     }
     const startAt = Number(url.searchParams.get('startAt') ?? '0');
+    const shown = comments.filter((comment) => !this.skipOnce.has(comment.id));
+    if (startAt + this.pageSize >= shown.length) this.skipOnce.clear();
     return Response.json({
       startAt,
-      total: comments.length,
-      comments: comments.slice(startAt, startAt + this.pageSize),
+      total: shown.length,
+      comments: shown.slice(startAt, startAt + this.pageSize),
     });
   };
 
@@ -309,5 +322,80 @@ describe('children per parent record', () => {
     expect(childId('a/b', 'c')).toBe('a%2Fb/c');
     expect(childId('a', 'b/c')).toBe('a/b/c');
     expect(childId('50%', 'x')).toBe('50%25/x');
+  });
+});
+
+describe('children.deletes', () => {
+  const ops = (got: DeliveryItem[]) => got.map((item) => `${item.op} ${item.update.id}`);
+
+  it('a child its parent no longer lists is deleted once a second listing agrees', async () => {
+    const w = world({ children: { deletes: true } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    const b = w.tracker.comment('ACME-1', 'second');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', a);
+    const before = w.tracker.commentPages().length;
+    await w.run();
+    expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`, `upsert ACME-1/${b}`, `delete ACME-1/${a}`]);
+    const last = w.got.at(-1);
+    expect(last?.update.parent).toBe('ACME-1');
+    expect(last?.update.record).toBeNull();
+    // Listed twice: the listing that missed it, and the one that confirmed it.
+    expect(w.tracker.commentPages().slice(before)).toEqual([
+      'ACME-1@0',
+      'ACME-1@1',
+      'ACME-1@0',
+      'ACME-1@1',
+    ]);
+    // Deleted once: the parent's next change does not delete it again.
+    w.clock.now += MINUTE;
+    w.tracker.comment('ACME-1', 'third');
+    await w.run();
+    expect(ops(w.got).filter((line) => line.startsWith('delete'))).toHaveLength(1);
+  });
+
+  it('a child only the first listing lacks (a shifted offset) is not deleted', async () => {
+    const w = world({ children: { deletes: true } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    w.tracker.comment('ACME-1', 'second');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.comment('ACME-1', 'third');
+    w.tracker.skipOnce.add(a);
+    await w.run();
+    expect(ops(w.got).filter((line) => line.startsWith('delete'))).toEqual([]);
+  });
+
+  it('more deletes than children.max_deletes are held and audited, not delivered', async () => {
+    const w = world({ children: { deletes: true, max_deletes: 1 } });
+    w.tracker.issue('ACME-1');
+    const ids = ['a', 'b', 'c'].map((body) => w.tracker.comment('ACME-1', body));
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', ids[0] ?? '');
+    w.tracker.remove('ACME-1', ids[1] ?? '');
+    await w.run();
+    expect(ops(w.got).filter((line) => line.startsWith('delete'))).toEqual([]);
+    const held = w.store.audit.find((entry) => entry.action === 'children_deletes_held');
+    expect(held?.detail).toEqual({
+      parent: 'ACME-1',
+      count: 2,
+      ids: ids.slice(0, 2).map((id) => `ACME-1/${id}`),
+    });
+    expect(w.store.read().checkpoint).toBeGreaterThan(START + MINUTE);
+  });
+
+  it('without children.deletes, a child no longer listed is not deleted', async () => {
+    const w = world();
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', a);
+    await w.run();
+    expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`]);
   });
 });

@@ -1,6 +1,9 @@
 // Owns the child_progress table (source.children): the child listing in progress.
+import { heldDetail } from '../../engine/child-deletes.ts';
 import type { ChildProgress, ChildProgressStore } from '../../engine/children.ts';
+import type { AuditLog } from './audit-log.ts';
 import type { StoreHost } from './host.ts';
+import type { IdMemory } from './id-memory.ts';
 
 /**
  * Owns `child_progress` (migration 24, at most one row): the parent whose children are being
@@ -11,7 +14,20 @@ export class ChildProgressTable implements ChildProgressStore {
   constructor(
     private readonly host: StoreHost,
     private readonly fenced: (epoch: number, write: () => unknown) => boolean,
+    /** The per-id memory (its owner): the children known under a parent. */
+    private readonly ids: IdMemory,
+    private readonly audit: AuditLog,
   ) {}
+
+  known(prefix: string): string[] {
+    return this.ids.under(prefix);
+  }
+
+  hold(epoch: number, at: number, parent: string, ids: readonly string[]): boolean {
+    return this.fenced(epoch, () =>
+      this.audit.append({ at, action: 'children_deletes_held', detail: heldDetail(parent, ids) }),
+    );
+  }
 
   read(): ChildProgress | null {
     const row = this.host.sql

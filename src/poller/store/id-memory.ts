@@ -61,6 +61,24 @@ export class IdMemory {
     }
   }
 
+  /**
+   * The ids known and not deleted that start with `prefix` (a parent's children, `<parent>/`):
+   * a range of the primary key, not a scan.
+   */
+  under(prefix: string): string[] {
+    // Every id with the prefix sorts at or after it, and before the prefix with its last
+    // character one higher (`/` + 1 is `0`).
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    return this.host.sql
+      .exec<{ id: string }>(
+        'SELECT id FROM id_memory WHERE id >= ? AND id < ? AND deleted = 0 ORDER BY id',
+        prefix,
+        end,
+      )
+      .toArray()
+      .map((row) => row.id);
+  }
+
   /** Ids known and not deleted: what a reconciliation's max_deletes is a share of. */
   live(): number {
     return this.host.sql

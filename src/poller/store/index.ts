@@ -89,7 +89,12 @@ export class SqliteStore extends PollerStateStore {
     this.ids = ids;
     this.deletionsStream = new DeletionsStream(host, (epoch, write) => this.fenced(epoch, write));
     this.reconciliation = new Reconciliation(host, (epoch, write) => this.fenced(epoch, write));
-    this.childProgress = new ChildProgressTable(host, (epoch, write) => this.fenced(epoch, write));
+    this.childProgress = new ChildProgressTable(
+      host,
+      (epoch, write) => this.fenced(epoch, write),
+      ids,
+      audit,
+    );
     this.oauth = new OAuthTokens(host);
     this.meta = new ObjectMeta(host);
     this.nextPaths = new NextPaths(this.meta);
