@@ -170,6 +170,61 @@ export const storeContract: Record<string, (store: PollerStore) => void> = {
     expect(rounds.read()).toMatchObject({ token: 't-2', resync: { at: 4_000 } });
   },
 
+  'keeps the child listing in progress, fenced, and forgets it when the listing ends'(store) {
+    const children = store.childProgress;
+    if (children === undefined) throw new Error('the store keeps no child listing');
+    store.acquire(0, { ...lease(1), phase: 'running' });
+    expect(children.read()).toBeNull();
+    expect(children.keep(1, { parent: 'P-1\u00002026', cursor: '2', pages: 1 })).toBe(true);
+    expect(children.keep(1, { parent: 'P-1\u00002026', cursor: '4', pages: 2 })).toBe(true);
+    expect(children.read()).toEqual({ parent: 'P-1\u00002026', cursor: '4', pages: 2 });
+    store.acquire(1, lease(2)); // taken over
+    expect(children.keep(1, null)).toBe(false);
+    expect(children.hold(1, 5_000, 'P-1', ['P-1/a'])).toBe(false);
+    expect(children.read()).toMatchObject({ cursor: '4' });
+    store.markRunning(2, 950_000);
+    expect(children.keep(2, null)).toBe(true);
+    expect(children.read()).toBeNull();
+  },
+
+  "knows a parent's children by their id prefix: not another parent's, not deleted ones"(store) {
+    const children = store.childProgress;
+    if (children === undefined || store.rememberIds === undefined) {
+      throw new Error('the store keeps no child listing or per-id memory');
+    }
+    store.acquire(0, { ...lease(1), phase: 'running' });
+    const ids = ['P/1', 'P/2', 'P/3', 'P0', 'P%2Fx/1', 'PQ/1', 'P'];
+    const entries = ids.map((id) => ({
+      id,
+      versionMs: 1,
+      hash: null,
+      deleted: id === 'P/3',
+      seenAt: 1,
+    }));
+    expect(store.rememberIds(1, entries)).toBe(true);
+    expect(children.known('P/')).toEqual(['P/1', 'P/2']);
+    expect(children.known('P%2Fx/')).toEqual(['P%2Fx/1']);
+  },
+
+  "keeps a failing child's parent with its failure"(store) {
+    store.acquire(0, { ...lease(1), phase: 'running' });
+    const failure = {
+      key: 'p:P%2F1/9:v',
+      id: 'P/9',
+      version: 'v',
+      versionMs: 1,
+      record: { id: 9 },
+      attempts: 1,
+      firstFailure: 1,
+      lastFailure: 1,
+      lastError: 'HTTP 500',
+    };
+    expect(store.recordFailure(1, { ...failure, parent: 'P' })).toBe(true);
+    expect(store.recordFailure(1, { ...failure, key: 'p:Q:v', id: 'Q' })).toBe(true);
+    expect(store.failing().get('p:P%2F1/9:v')?.parent).toBe('P');
+    expect(store.failing().get('p:Q:v')).not.toHaveProperty('parent');
+  },
+
   'commits C with the ledger the next window needs, pruning below it (R9)'(store) {
     store.acquire(0, lease(1));
     store.markRunning(1, 950_000);

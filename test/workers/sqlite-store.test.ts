@@ -17,6 +17,59 @@ describe('SqliteStore honours the store contract', () => {
     );
   }
 
+  it("keeps a run's child requests in its history line, and a dead-lettered child's parent", async () => {
+    const stored = await runInDurableObject(freshObject(), (_instance: Poller, state) => {
+      const store = new SqliteStore(state.storage);
+      store.acquire(0, {
+        epoch: 1,
+        trigger: 'cron',
+        held: true,
+        phase: 'running',
+        startedAt: 1_000,
+        expiresAt: 901_000,
+      });
+      const line = {
+        epoch: 1,
+        trigger: 'cron' as const,
+        outcome: 'success' as const,
+        startedAt: 1_000,
+        finishedAt: 2_000,
+        windows: 1,
+        pages: 5,
+        records: 3,
+        deadLettered: 1,
+        childRequests: 4,
+        error: null,
+        checkpoint: 5_000,
+      };
+      store.deadLetter(1, {
+        key: 'p:P/1:v',
+        kind: 'delivery',
+        id: 'P/1',
+        version: 'v',
+        versionMs: 1,
+        record: {},
+        error: 'HTTP 400',
+        attempts: 5,
+        firstFailure: 1,
+        lastFailure: 1,
+        parent: 'P',
+      });
+      const next = {
+        failures: 0,
+        wakeup: null,
+        skewMs: null,
+        rateLimitedUntil: null,
+        stall: null,
+        straggleMs: 0,
+      };
+      store.finishRun(1, line, next);
+      return { runs: store.history.runs(5), letters: store.deadLetters.page(5).letters };
+    });
+    expect(stored.runs[0]).toMatchObject({ pages: 5, childRequests: 4 });
+    expect(stored.letters[0]).toMatchObject({ id: 'P/1', parent: 'P' });
+  });
+
   it("writes a round's token to disk with the run's finish, even a run that found nothing", async () => {
     const stored = await runInDurableObject(freshObject(), (_instance: Poller, state) => {
       const store = new SqliteStore(state.storage);
