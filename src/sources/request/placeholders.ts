@@ -36,8 +36,11 @@ export interface Bounds {
 
 /** A `{parent.<path>}` whose parent record holds no string, number or boolean there. */
 export class MissingParentValue extends Error {
-  constructor(readonly path: string) {
+  readonly path: string;
+
+  constructor(path: string) {
     super(`the parent record has no value at "${path}" for {parent.${path}}`);
+    this.path = path;
   }
 }
 
