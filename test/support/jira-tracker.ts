@@ -1,0 +1,109 @@
+/**
+ * A Jira-like tracker (issues by their stamp, each issue's comments by offset) for the engine's
+ * children tests, in a module of its own so that other engine tests can share it.
+ */
+
+export interface Comment {
+  id: string;
+  body: string;
+  updated: string;
+}
+
+/**
+ * A tracker with Jira's shapes: issues changed since `updated_from`, oldest first, and each
+ * issue's comments by offset (`startAt`, `maxResults`), a 404 for an issue that is gone. A
+ * comment added, edited or deleted bumps its issue's stamp, as Jira's does.
+ */
+export class Tracker {
+  readonly issues = new Map<string, { key: string; updated: number; summary: string }>();
+  readonly comments = new Map<string, Comment[]>();
+  readonly requests: URL[] = [];
+  pageSize = 2;
+  /** Answers comment requests of this issue with this status. */
+  failComments: { key: string; status: number } | null = null;
+  private next = 100;
+
+  constructor(private readonly clock: { now: number }) {}
+
+  issue(key: string, summary = key): void {
+    this.issues.set(key, { key, summary, updated: this.clock.now });
+    if (!this.comments.has(key)) this.comments.set(key, []);
+  }
+
+  comment(key: string, body: string): string {
+    this.next += 1;
+    const id = String(this.next);
+    this.comments.get(key)?.push({ id, body, updated: new Date(this.clock.now).toISOString() });
+    this.touch(key);
+    return id;
+  }
+
+  edit(key: string, id: string, body: string): void {
+    const found = this.comments.get(key)?.find((comment) => comment.id === id);
+    if (found === undefined) throw new Error(`no comment ${id}`);
+    found.body = body;
+    found.updated = new Date(this.clock.now).toISOString();
+    this.touch(key);
+  }
+
+  remove(key: string, id: string): void {
+    this.comments.set(
+      key,
+      (this.comments.get(key) ?? []).filter((comment) => comment.id !== id),
+    );
+    this.touch(key);
+  }
+
+  /** Comments left out of the next listing only (as a shifted offset skips one). */
+  readonly skipOnce = new Set<string>();
+
+  private touch(key: string): void {
+    const issue = this.issues.get(key);
+    if (issue) issue.updated = this.clock.now;
+  }
+
+  readonly fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    this.requests.push(url);
+    if (url.pathname === '/search') {
+      const from = Date.parse(url.searchParams.get('updated_from') ?? '');
+      const issues = [...this.issues.values()]
+        .filter((issue) => issue.updated >= from)
+        .sort((a, b) => a.updated - b.updated)
+        .map(({ key, summary, updated }) => ({
+          key,
+          fields: { summary, updated: new Date(updated).toISOString() },
+        }));
+      return Response.json({ issues });
+    }
+    const match = /^\/issue\/([^/]+)\/comment$/.exec(url.pathname);
+    if (match === null) return new Response('no route', { status: 400 });
+    const key = decodeURIComponent(match[1] ?? '');
+    if (this.failComments?.key === key) {
+      return Response.json({ error: 'down' }, { status: this.failComments.status });
+    }
+    const comments = this.issues.has(key) ? this.comments.get(key) : undefined;
+    if (comments === undefined) return Response.json({ errorMessages: ['gone'] }, { status: 404 });
+    if (url.searchParams.get('maxResults') !== String(this.pageSize)) {
+      return new Response('maxResults', { status: 400 });
+    }
+    const startAt = Number(url.searchParams.get('startAt') ?? '0');
+    const shown = comments.filter((comment) => !this.skipOnce.has(comment.id));
+    if (startAt + this.pageSize >= shown.length) this.skipOnce.clear();
+    return Response.json({
+      startAt,
+      total: shown.length,
+      comments: shown.slice(startAt, startAt + this.pageSize),
+    });
+  };
+
+  /** Comment requests made so far, as `KEY@startAt`. */
+  commentPages(): string[] {
+    return this.requests
+      .filter((url) => url.pathname.endsWith('/comment'))
+      .map(
+        (url) =>
+          `${decodeURIComponent(url.pathname.split('/')[2] ?? '')}@${url.searchParams.get('startAt') ?? '0'}`,
+      );
+  }
+}
