@@ -102,13 +102,15 @@ export async function deliverChildren(
   if (listing.kind !== 'listed') return listing;
   // The listing ended: a run after it lists this parent's children from their first page.
   if (written && store !== undefined && !store.keep(epoch, null)) return { kind: 'fenced' };
-  // Only a listing this run saw from its first page is whole: one continued from a kept page
-  // is not compared (the parent's next change lists its children again).
-  if (!ctx.config.source.children?.deletes || from !== null || listing.missing) {
-    return { kind: 'done' };
-  }
+  if (!ctx.config.source.children?.deletes || listing.missing) return { kind: 'done' };
   const again = () => listChildren(ctx, epoch, window, parent, paging, deliver, tally);
-  return deleteUnlisted(ctx, epoch, parent, listing.ids, again, deliver);
+  // Only a listing this run saw from its first page is whole. One continued from a kept page
+  // (after a budget stop or a crash) is listed again whole: the parent may never change
+  // again, and a child it stopped listing would stay at the receiver.
+  const whole = from === null ? listing : await again();
+  if (whole.kind !== 'listed') return whole;
+  if (whole.missing) return { kind: 'done' };
+  return deleteUnlisted(ctx, epoch, parent, whole.ids, again, deliver);
 }
 
 /** The page stream's parts a child listing shares with its parent window's. */

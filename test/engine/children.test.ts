@@ -80,7 +80,7 @@ function world(options: { children?: Record<string, unknown>; maxSubrequests?: n
   };
   const shown = () =>
     got.map((item) => `${item.update.id}${item.update.parent ? ` <${item.update.parent}` : ''}`);
-  return { tracker, store, run, got, shown, clock, receiver };
+  return { tracker, store, run, got, shown, clock, receiver, config };
 }
 
 describe('children per parent record', () => {
@@ -293,5 +293,25 @@ describe('children.deletes', () => {
     w.tracker.remove('ACME-1', a);
     await w.run();
     expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`]);
+  });
+});
+
+describe('children.deletes after a stop inside a listing', () => {
+  it('a listing continued from a kept child page after a budget stop still deletes a child the parent no longer lists', async () => {
+    const w = world({ children: { deletes: true } });
+    w.tracker.issue('ACME-1');
+    const ids = ['a', 'b', 'c', 'd', 'e'].map((body) => w.tracker.comment('ACME-1', body));
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', ids[0] ?? '');
+    // The run stops after the search and ACME-1's first child page; the next one continues.
+    w.config.max_subrequests = 2;
+    await w.run();
+    expect(w.store.childListing?.cursor).toBe('2');
+    w.config.max_subrequests = 1000;
+    await w.run();
+    expect(w.got.map((item) => `${item.op} ${item.update.id}`).at(-1)).toBe(
+      `delete ACME-1/${ids[0]}`,
+    );
   });
 });
