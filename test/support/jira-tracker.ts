@@ -1,6 +1,6 @@
 /**
  * A Jira-like tracker (issues by their stamp, each issue's comments by offset) for the engine's
- * children tests, in a module of its own so that other engine tests can share it.
+ * children tests and the crash sweeps (test/support/crash-sweep.ts): one fake, not copies.
  */
 
 export interface Comment {
@@ -19,6 +19,8 @@ export class Tracker {
   readonly comments = new Map<string, Comment[]>();
   readonly requests: URL[] = [];
   pageSize = 2;
+  /** Issues to a page of the search (by `startAt`); null: every issue in one answer. */
+  searchPage: number | null = null;
   /** Answers comment requests of this issue with this status. */
   failComments: { key: string; status: number } | null = null;
   private next = 100;
@@ -74,7 +76,10 @@ export class Tracker {
           key,
           fields: { summary, updated: new Date(updated).toISOString() },
         }));
-      return Response.json({ issues });
+      if (this.searchPage === null) return Response.json({ issues });
+      const startAt = Number(url.searchParams.get('startAt') ?? '0');
+      const page = issues.slice(startAt, startAt + this.searchPage);
+      return Response.json({ startAt, total: issues.length, issues: page });
     }
     const match = /^\/issue\/([^/]+)\/comment$/.exec(url.pathname);
     if (match === null) return new Response('no route', { status: 400 });
