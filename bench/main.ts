@@ -15,6 +15,13 @@ import { writeFormatted } from '../sim/write-formatted.ts';
 import { type CatchUp, catchUp } from './catch-up.ts';
 import { cpuUsdPerMillionRecords, WORKERS_CPU_USD_PER_MILLION_MS } from './cpu-cost.ts';
 import { type Redeliveries, redeliveriesPerCrash } from './crash.ts';
+import {
+  loadSweeps,
+  type ShapeRedeliveries,
+  shapeRedeliveries,
+  shapeSection,
+  shapeTargets,
+} from './crash-shapes.ts';
 import { type MillionWindow, millionWindow } from './million.ts';
 import { type RowsPerRun, rowsPerRun } from './rows.ts';
 import {
@@ -66,12 +73,13 @@ for (let rep = 0; rep < Number(values['million-reps']); rep += 1) {
 }
 const backlog = await catchUp(HOURS, Number(values['catchup-reps']));
 const crashes = await redeliveriesPerCrash(Number(values['crash-records']), Number(values.crashes));
+const shapes = await shapeRedeliveries(await loadSweeps(), Number(values.crashes));
 const minutes = (Date.now() - began) / 60_000;
 if (!cpu || !latent) throw new Error('no throughput figures');
-console.log(JSON.stringify({ cpu, latent, rows, millions, backlog, crashes }, null, 2));
+console.log(JSON.stringify({ cpu, latent, rows, millions, backlog, crashes, shapes }, null, 2));
 
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-const markdown = render(cpu, latent, rows, millions, backlog, crashes);
+const markdown = render(cpu, latent, rows, millions, backlog, crashes, shapes);
 if (!values['no-write']) {
   // `npm run bench:fleet` and `bench:bundle` write their own sections, between markers,
   // and the notes written by hand have theirs: kept as they are.
@@ -93,6 +101,7 @@ function render(
   millions: MillionWindow[],
   backlog: CatchUp,
   crashes: Redeliveries,
+  shapes: ShapeRedeliveries,
 ): string {
   const ms = (n: number) => `${thousands(n)} ms`;
   const us = (n: number) => `${n.toFixed(1)} µs`;
@@ -149,6 +158,7 @@ function render(
           meets(variant.with, (n) => n <= variant.inFlight),
         ] as const,
     ),
+    ...shapeTargets(shapes),
     [
       `${thousands(million.records)} records in one window: heap growth`,
       '< 64 MB',
@@ -302,6 +312,7 @@ The price is one row per kept page (or 50 ms of pages) but a window's last (whic
 the window's commit), and one more when the commit prunes it: at most 2 rows per page of a
 longer window (20,000 per million records in pages of 100), none for a window of one page.
 
+${shapeSection(shapes)}
 ## One window of ${thousands(million.records)} records
 
 One poller, one run, one window (\`bench/million.ts\`, no latency), ${millions.length} times, each in a fresh

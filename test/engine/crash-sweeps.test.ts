@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { type Sweeps, shapeRedeliveries, shapeTargets } from '../../bench/crash-shapes.ts';
+import { spread } from '../../bench/stats.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import {
   type CrashKind,
@@ -161,6 +163,43 @@ describe('the sweep', () => {
       );
     const { most } = await sweep(make, { ...OPTIONS, storage: () => new ForgetfulStore() });
     expect(most).toBeGreaterThan(2);
+  });
+});
+
+describe('the bench figures of crashes mid-round and mid-children', () => {
+  it('come from these sweeps, at seeded delivery requests: nothing lost, none past the page in flight', async () => {
+    // The bench loads the sweeps by path (bench/crash-shapes.ts loadSweeps): here they are
+    // checked against what it expects of them, and run at a small size.
+    const sweeps: Sweeps = { crashTrial, roundWorld, childrenWorld };
+    const figures = await shapeRedeliveries(sweeps, 2, { events: 150, issues: 2, comments: 120 });
+    expect(figures.variants.map((v) => `${v.where} ${v.pageMs} ms`)).toEqual([
+      'mid-round 60 ms',
+      'mid-round 60 ms',
+      'mid-round 5 ms',
+      'mid-children 60 ms',
+      'mid-children 5 ms',
+    ]);
+    for (const variant of figures.variants) {
+      expect(variant.lossy).toBe(0);
+      expect(variant.redeliveries.max).toBeLessThanOrEqual(variant.bound);
+    }
+    expect(shapeTargets(figures).map((row) => row[3])).toEqual(['yes', 'yes', 'yes', 'yes', 'yes']);
+  });
+
+  it('a crash that lost a record fails its row, whatever its redeliveries', () => {
+    const variant = {
+      where: 'mid-round' as const,
+      batch: 1,
+      concurrency: 6,
+      pageMs: 60,
+      page: 100,
+      bound: 100,
+      redeliveries: spread([0, 3]),
+      askedAgain: spread([1, 2]),
+      lossy: 1,
+    };
+    const figures = { crashes: 2, events: 10, issues: 1, comments: 1, variants: [variant] };
+    expect(shapeTargets(figures)[0]?.slice(2)).toEqual(['1.5 (0–3); 1 lost a record', 'no']);
   });
 });
 
