@@ -399,3 +399,62 @@ describe('children.deletes', () => {
     expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`]);
   });
 });
+
+describe('source.children config', () => {
+  const errorsOf = (children: Record<string, unknown>, source: Record<string, unknown> = {}) => {
+    const entry = loadPoller(
+      'p',
+      {
+        every: '1m',
+        source: { url: 'https://jira.test/search', from_param: 'since', children, ...source },
+        deliver: { type: 'handler', name: 'p' },
+      },
+      {},
+    );
+    return entry.ok ? [] : entry.errors;
+  };
+
+  it('takes a children table whose url names a parent value', () => {
+    expect(errorsOf({ url: 'https://jira.test/issue/{parent.key}/comment' })).toEqual([]);
+    expect(
+      errorsOf({
+        url: 'https://jira.test/comments',
+        method: 'POST',
+        body: { issue: '{parent.id}' },
+      }),
+    ).toEqual([]);
+  });
+
+  it('refuses children on another origin: the source credentials go with them', () => {
+    expect(errorsOf({ url: 'https://elsewhere.test/issue/{parent.key}/comment' })).toEqual([
+      `poller "p": source.children.url: must be on source.url's origin (https://jira.test): the source's credentials are sent with it`,
+    ]);
+  });
+
+  it('refuses a parent value in the origin of the children url', () => {
+    expect(errorsOf({ url: 'https://{parent.host}/comments' })[0]).toContain(
+      'may hold {parent.…} only in its path and query',
+    );
+  });
+
+  it('refuses children that name no parent value: every parent would list the same', () => {
+    expect(errorsOf({ url: 'https://jira.test/comments' })[0]).toContain(
+      'names no {parent.<dot path>}',
+    );
+  });
+
+  it('refuses a body with GET, and children beside resume, deletions or reconcile', () => {
+    const url = 'https://jira.test/issue/{parent.key}/comment';
+    expect(errorsOf({ url, body: { a: 1 } })[0]).toContain('source.children.method: is "GET"');
+    expect(
+      errorsOf({ url }, { resume: { path: 'token', param: 't' } }).some((error) =>
+        error.includes('source.resume: cannot be set together with source.children'),
+      ),
+    ).toBe(true);
+    expect(
+      errorsOf({ url }, { deletions: { url: 'https://jira.test/deleted' } }).some((error) =>
+        error.includes('source.deletions: cannot be set together with source.children'),
+      ),
+    ).toBe(true);
+  });
+});
