@@ -134,6 +134,8 @@ export interface RunView {
   pages: number;
   records: number;
   dead_lettered: number;
+  /** source.children: the run's requests for children, of `pages`. */
+  child_requests?: number;
   error: string | null;
   checkpoint: string | null;
 }
