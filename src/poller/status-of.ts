@@ -36,6 +36,7 @@ export async function statusOf(
     auth: authView(config, store.oauth, now),
     nextPaths: store.nextPaths.all(),
     resume: config?.source.resume ? store.rounds.read() : null,
+    ...(config?.source.children ? { children: store.childProgress.read() } : {}),
     // After the wiring, whose read of the secrets moves them during a rotation.
     secretKeys: await secrets.keyCounts(),
   });
