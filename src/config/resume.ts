@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { redactAs } from './interpolate.ts';
+import { maxDeletes } from './max-deletes.ts';
 
 /**
  * `source.resume`: the checkpoint is an opaque token the upstream hands out at the end of a
@@ -24,6 +25,13 @@ export const resumeSchema = z.strictObject({
       codes: z.array(z.string().min(1)).default([]),
     })
     .default({ status: [410], codes: [] }),
+  /**
+   * A full round (the first, or a resync) is a complete listing: ids known and not listed in
+   * it are deletes, once a second full round, started at once, lacks them too (default false).
+   */
+  resync_deletes: z.boolean().default(false),
+  /** Most deletes full rounds may deliver without a confirm, of the known ids (default "10%"). */
+  max_deletes: maxDeletes.default({ percent: 10 }),
 });
 
 export type ResumeConfig = z.output<typeof resumeSchema>;
@@ -34,6 +42,7 @@ interface ResumeShape {
   lag_allowance: number;
   max_window?: number | undefined;
   source: { url: string; to_param?: string | undefined; resume?: ResumeConfig | undefined };
+  reconcile?: unknown;
 }
 
 /** One problem at its path. */
@@ -60,6 +69,14 @@ export function resumeProblems(poller: ResumeShape): ResumeProblem[] {
   if (poller.max_window !== undefined) problems.push({ path: ['max_window'], message: windowOnly });
   if (poller.source.to_param !== undefined) {
     problems.push({ path: ['source', 'to_param'], message: windowOnly });
+  }
+  // Both keep a complete listing's ids, and what it found, in the reconciliation's tables.
+  if (poller.source.resume.resync_deletes && poller.reconcile !== undefined) {
+    problems.push({
+      path: ['source', 'resume', 'resync_deletes'],
+      message:
+        'cannot be set with reconcile: a full round is the listing that finds deletes; choose one',
+    });
   }
   return problems;
 }

@@ -2,6 +2,7 @@ import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type AheadNeeds, lookAhead, PageAhead } from './look-ahead.ts';
 import type { PageResult, Source } from './ports.ts';
+import type { RoundListing } from './round-listing.ts';
 import type { Window } from './window.ts';
 
 /** A page the upstream answered, as the stream hands it on. */
@@ -50,6 +51,12 @@ export interface RoundPaging {
   token: string | null;
   /** The token expired: clears it and the cursor, for a round from source.url (fenced). */
   expire(reason: string): boolean;
+  /** resync_deletes: a full round's pages go into its listing (engine/round-listing.ts). */
+  listing?: RoundListing | null;
+  /** Set by the stream: the full round's listing wants a second full round at once. */
+  again?: boolean;
+  /** A round that confirms deletes stores the token it did not start from (engine/rounds.ts). */
+  keeps?: { token: string; at: number };
 }
 
 /** One page of the window, numbered from 1. */
@@ -179,6 +186,16 @@ export async function* pages(
         },
       };
       if (round !== undefined) {
+        // A full round (from source.url) lists every id: its page joins the listing, handled.
+        if (round.listing && current.round?.token == null) {
+          const last = result.resume !== undefined;
+          const listed = round.listing.listed(result, base + number, last);
+          if (listed === 'fenced') {
+            yield { kind: 'fenced' };
+            return;
+          }
+          round.again = listed;
+        }
         // The round ends at the page with the token, whatever it says of a next page.
         if (result.resume !== undefined) {
           round.token = result.resume;

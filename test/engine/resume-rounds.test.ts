@@ -4,6 +4,7 @@ import { tokenExpired } from '../../src/config/resume.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
 import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
+import { ListingReconciler } from '../../src/engine/reconcile.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import { tombstoneRule } from '../../src/sources/tombstone.ts';
 
@@ -36,6 +37,8 @@ class Calendar {
   failWith: number | null = null;
   /** Tokens of a change number below this expired: Google answers 410, a full sync needed. */
   expiredBelow = 0;
+  /** Ids a full sync leaves out while the requests so far are fewer than `until`: a page skipped. */
+  skipped: { ids: Set<string>; until: number } | null = null;
 
   put(id: string, summary: string, status: Event['status'] = 'confirmed'): void {
     this.seq += 1;
@@ -69,6 +72,13 @@ class Calendar {
     const listed = [...this.events.values()]
       .filter((event) => event.seq <= asOf)
       .filter((event) => (since === null ? event.status !== 'cancelled' : event.seq > since))
+      .filter(
+        (event) =>
+          since !== null ||
+          this.skipped === null ||
+          this.requests.length > this.skipped.until ||
+          !this.skipped.ids.has(event.id),
+      )
       .sort((a, b) => a.id.localeCompare(b.id));
     const items = listed
       .slice(offset, offset + this.pageSize)
@@ -85,7 +95,9 @@ class Calendar {
   };
 }
 
-function world(options: { maxSubrequests?: number } = {}) {
+function world(
+  options: { maxSubrequests?: number; resume?: Record<string, unknown>; log?: boolean } = {},
+) {
   const clock = { now: START };
   const calendar = new Calendar();
   const entry = loadPoller(
@@ -99,7 +111,12 @@ function world(options: { maxSubrequests?: number } = {}) {
         items: 'items',
         next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
         deleted: { path: 'status', equals: 'cancelled' },
-        resume: { path: 'nextSyncToken', param: 'syncToken', params: { showDeleted: 'true' } },
+        resume: {
+          path: 'nextSyncToken',
+          param: 'syncToken',
+          params: { showDeleted: 'true' },
+          ...options.resume,
+        },
       },
       deliver: { type: 'handler', name: 'calendar' },
     },
@@ -107,6 +124,7 @@ function world(options: { maxSubrequests?: number } = {}) {
   );
   if (!entry.ok) throw new Error(entry.errors.join('; '));
   const config = entry.config;
+  const logs: Record<string, unknown>[] = [];
   const got: DeliveryItem[] = [];
   const store = new MemoryStore();
   const ctx: RunContext = {
@@ -124,6 +142,11 @@ function world(options: { maxSubrequests?: number } = {}) {
     now: () => clock.now,
     random: () => 0.5,
     isDeleted: tombstoneRule(config.source),
+    log: (line) => logs.push(line),
+    // As the wiring does: full rounds list, the reconciliation's turn delivers their deletes.
+    ...(config.source.resume?.resync_deletes
+      ? { reconcile: new ListingReconciler(null, null) }
+      : {}),
   };
   const engine = new PollerEngine(ctx, { set: async () => {} });
   const run = async () => {
@@ -132,7 +155,7 @@ function world(options: { maxSubrequests?: number } = {}) {
     return engine.onAlarm();
   };
   const shown = () => got.map((item) => `${item.op} ${item.update.id}`);
-  return { calendar, store, run, got, shown };
+  return { calendar, store, run, got, shown, logs };
 }
 
 /** A request's query, sorted. */
@@ -288,6 +311,109 @@ describe('a record version without updated_at is its content', () => {
     await w.run();
     expect(w.shown()).toEqual(['upsert a', 'upsert b', 'upsert b']);
     expect(w.got.map((item) => item.idempotencyKey)[2]).not.toBe(w.got[1]?.idempotencyKey);
+  });
+});
+
+describe('resync_deletes: a full round is a complete listing', () => {
+  /** a to f listed by a first full round, then a round from its token. */
+  async function synced(resume: Record<string, unknown>) {
+    const w = world({ resume });
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) w.calendar.put(id, id.toUpperCase());
+    await w.run();
+    w.calendar.put('a', 'A2');
+    await w.run();
+    return w;
+  }
+
+  it('a first round deletes nothing: no id is known before it', async () => {
+    const w = world({ resume: { resync_deletes: true } });
+    w.calendar.put('a', 'A');
+    await w.run();
+    expect(w.store.reconciliation.state().last).toMatchObject({ ids: 1, deletes: 0 });
+    expect(w.shown()).toEqual(['upsert a']);
+  });
+
+  it('an id deleted while the token was expired is deleted once a second full round, started at once, lacks it too', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: '50%' });
+    const token = w.store.rounds.read().token;
+    // b is deleted while the token has expired: the full sync no longer lists it.
+    w.calendar.put('b', 'B', 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    w.calendar.requests.length = 0;
+    await w.run();
+    // The token round (410), the resync's full round, and at once the round that confirms.
+    expect(w.calendar.requests.map(query)).toEqual([
+      `showDeleted=true&syncToken=${token}`,
+      'maxResults=2',
+      'maxResults=2&pageToken=2:8:',
+      'maxResults=2&pageToken=4:8:',
+      'maxResults=2',
+      'maxResults=2&pageToken=2:8:',
+      'maxResults=2&pageToken=4:8:',
+    ]);
+    expect(w.shown().slice(7)).toEqual(['delete b']);
+    // The token the resync's round ended with is kept: rounds go on from it.
+    expect(w.store.rounds.read()).toMatchObject({ token: 't8', cursor: null });
+    w.calendar.put('c', 'C2');
+    await w.run();
+    expect(w.shown().slice(8)).toEqual(['upsert c']);
+  });
+
+  it('without resync_deletes, a resync misses a delete made while the token was expired', async () => {
+    const w = await synced({});
+    w.calendar.put('b', 'B', 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    await w.run();
+    expect(w.shown().slice(7)).toEqual([]);
+    expect(w.store.rounds.read().token).toBe('t8');
+  });
+
+  it('an id one full round skipped and the confirming round lists is not deleted', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: '50%' });
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    w.calendar.requests.length = 0;
+    // The resync's round skips d (offset paging shifts); the round after it lists d again.
+    w.calendar.skipped = { ids: new Set(['d']), until: 4 };
+    await w.run();
+    expect(w.calendar.requests.length).toBeGreaterThan(4);
+    expect(w.shown().slice(7)).toEqual([]);
+    expect(w.store.reconciliation.state()).toMatchObject({ confirming: false, held: null });
+  });
+
+  it('more than max_deletes are held, and go out on a confirm', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: 1 });
+    for (const id of ['b', 'c', 'd']) w.calendar.put(id, id, 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    await w.run();
+    expect(w.shown().slice(7)).toEqual([]);
+    const held = w.store.reconciliation.state().held;
+    expect(held).toMatchObject({ deletes: 3, known: 6 });
+    expect(held?.reason).toContain('exceed max_deletes (1)');
+    expect(w.logs.some((line) => line.event === 'resume_full_round' && line.level === 'warn')).toBe(
+      true,
+    );
+    w.store.reconciliation.confirm(START + 60 * MINUTE);
+    await w.run();
+    expect(w.shown().slice(7).sort()).toEqual(['delete b', 'delete c', 'delete d']);
+  });
+
+  it('cannot be set with reconcile: both keep a listing in the same tables', () => {
+    const entry = loadPoller(
+      'calendar',
+      {
+        every: '1m',
+        source: {
+          url: 'https://calendar.test/events',
+          resume: { path: 'nextSyncToken', resync_deletes: true },
+        },
+        reconcile: { every: '1h', url: 'https://calendar.test/all' },
+        deliver: { type: 'handler', name: 'calendar' },
+      },
+      {},
+    );
+    expect(entry.ok ? '' : entry.errors.join('\n')).toContain(
+      'source.resume.resync_deletes: cannot be set with reconcile',
+    );
   });
 });
 
