@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PollerStatus } from '../../src/poller/status.ts';
 import { api, objectOf, runtimeConfig, unique } from '../support/fleet.ts';
 import { installFakes } from './fakes.ts';
+import { newPoller } from './poller.ts';
 
 const TOKEN = 'CPDAlvWDx70CEPDAlvWDx70CGAU';
 
@@ -115,5 +116,66 @@ describe('a manual resync through the checkpoint admin route', () => {
     expect(((await resync.json()) as { error: string }).error).toContain('source.resume');
     await api('DELETE', `/pollers/${name}`);
     await api('DELETE', `/pollers/${plain}`);
+  });
+});
+
+/**
+ * A feed whose tokens expire: a round from source.url lists `items` and ends with token
+ * `T<generation>`; a round from a token of an older generation than `expiredBelow` is 410.
+ */
+function expiringFeed() {
+  const feed = {
+    items: ['a', 'b', 'c'],
+    generation: 0,
+    expiredBelow: 0,
+    handle: async (request: Request) => {
+      const token = new URL(request.url).searchParams.get('syncToken');
+      if (token !== null && Number(token.slice(1)) < feed.expiredBelow) {
+        return Response.json({ error: { code: 410 } }, { status: 410 });
+      }
+      feed.generation += 1;
+      const items = token === null ? feed.items.map((id) => ({ id })) : [];
+      return Response.json({ items, nextSyncToken: `T${feed.generation}` });
+    },
+  };
+  return feed;
+}
+
+describe('deletes full rounds hold (resume.resync_deletes)', () => {
+  it('are released by POST /pollers/:name/reconcile/confirm, and a listing is not started there', async () => {
+    const feed = expiringFeed();
+    const { receiver } = installFakes({ 'sync.test': feed });
+    const name = unique('resume-held');
+    const put = await api('PUT', `/pollers/${name}`, {
+      ...runtimeConfig(),
+      source: {
+        url: 'https://sync.test/events',
+        items: 'items',
+        resume: { path: 'nextSyncToken', param: 'syncToken', resync_deletes: true },
+      },
+    });
+    expect(put.status).toBeLessThan(300);
+    await objectOf(name).runNow();
+    // b and c went while the token was expired: 2 of 3 known ids, above max_deletes (10%).
+    feed.items = ['a'];
+    feed.expiredBelow = feed.generation + 1;
+    await objectOf(name).runNow();
+    const held = await status(name);
+    expect(held.reconcile).toMatchObject({ every: null, held: { deletes: 2, known_ids: 3 } });
+    expect(held.alerts.join(' ')).toContain('held 2 deletes');
+    expect(receiver.deliveries.filter((d) => d.op === 'delete')).toEqual([]);
+
+    const start = await api('POST', `/pollers/${name}/reconcile`);
+    expect(start.status).toBe(404);
+    expect(((await start.json()) as { error: string }).error).toContain('full rounds');
+    const confirm = await api('POST', `/pollers/${name}/reconcile/confirm`);
+    expect(confirm.status).toBe(202);
+    expect(await confirm.json()).toMatchObject({ outcome: 'confirmed', deletes: 2 });
+    await objectOf(name).runNow();
+    await newPoller(name, name).settle();
+    const deletes = receiver.deliveries.filter((d) => d.op === 'delete').map((d) => d.id);
+    expect(deletes.sort()).toEqual(['b', 'c']);
+    expect((await status(name)).reconcile?.held).toBeNull();
+    await api('DELETE', `/pollers/${name}`);
   });
 });
