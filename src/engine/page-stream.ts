@@ -1,3 +1,4 @@
+import { shownToken } from '../config/resume.ts';
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type AheadNeeds, lookAhead, PageAhead } from './look-ahead.ts';
@@ -214,7 +215,7 @@ export async function* pages(
       }
       if (next === null) return;
       if (cursors.has(next)) {
-        yield pagingLoop(next, number);
+        yield pagingLoop(round === undefined ? next : shownToken(next), number);
         return;
       }
       cursors.add(next);
@@ -245,7 +246,10 @@ function failedPage(
   };
 }
 
-/** A next page the upstream already sent in this window: asked again, it would never end. */
+/**
+ * A next page the upstream already sent in this window: asked again, it would never end.
+ * `next` as errors show it (a round's cursor shortened: it carries the round's state).
+ */
 function pagingLoop(next: string, number: number): StreamEnd {
   const shown = next.length > 80 ? `${next.slice(0, 80)}…` : next;
   return {

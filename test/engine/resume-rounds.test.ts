@@ -260,6 +260,146 @@ describe("a round's token is never shown in full", () => {
   });
 });
 
+/** A Graph-style source (deltaLink rounds, nextLink pages) answering every request with `answer`. */
+function graphSource(answer: (url: URL) => Response) {
+  const entry = loadPoller(
+    'graph',
+    {
+      every: '1m',
+      source: {
+        url: 'https://graph.test/users/delta',
+        items: 'value',
+        next: { type: 'url', path: '@odata.nextLink' },
+        resume: { path: '@odata.deltaLink' },
+      },
+      deliver: { type: 'handler', name: 'graph' },
+    },
+    {},
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('; '));
+  return new HttpSource(
+    entry.config.source,
+    async (request) => answer(new URL(request.url)),
+    [],
+    () => START,
+  );
+}
+
+const FULL_ROUND = {
+  from: 0,
+  to: START,
+  bounded: false,
+  startedAt: START,
+  cut: false,
+  round: { token: null },
+};
+const SKIP = 'X0AJYQ3MlnBRrzKqYvPAZ5dcYqP5hv1hSBW';
+
+describe('tokens a failed page quotes are shortened too', () => {
+  it('a new skip token in an error body, as a link, a bare parameter or a JSON field, is shown shortened', async () => {
+    const link = `https://graph.test/users/delta?$skiptoken=${SKIP}`;
+    const source = graphSource(() =>
+      Response.json(
+        {
+          error: { message: `cannot continue at ${link} ($skiptoken=${SKIP})` },
+          '@odata.nextLink': link,
+        },
+        { status: 502 },
+      ),
+    );
+    const page = await source.fetchPage(FULL_ROUND, null);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('HTTP 502');
+    expect(error).toContain('https://graph.test/users/delta?…');
+    expect(error).toContain('$skiptoken=X0AJYQ…');
+    expect(error).not.toContain('3MlnBRrz');
+  });
+
+  it('a page asked for by a next link names its request without the skip token', async () => {
+    const source = graphSource(() => new Response('down', { status: 500 }));
+    const page = await source.fetchPage(
+      FULL_ROUND,
+      `https://graph.test/users/delta?%24skiptoken=${SKIP}`,
+    );
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('GET https://graph.test/users/delta?…: HTTP 500');
+    expect(error).not.toContain('3MlnBRrz');
+  });
+
+  it('a Google page token an error body quotes keeps its first 6 characters', async () => {
+    const body = JSON.stringify({
+      nextPageToken: 'CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA',
+      x: 'pageToken=CiAKGjBpNDd2',
+    });
+    const entry = loadPoller(
+      'calendar',
+      {
+        every: '1m',
+        source: {
+          url: 'https://calendar.test/events',
+          items: 'items',
+          next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
+          resume: { path: 'nextSyncToken', param: 'syncToken' },
+        },
+        deliver: { type: 'handler', name: 'calendar' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const source = new HttpSource(
+      entry.config.source,
+      async () => new Response(body, { status: 500 }),
+      [],
+      () => START,
+    );
+    const page = await source.fetchPage(FULL_ROUND, null);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('CiAKGj…');
+    expect(error).not.toContain('BpNDd2Nm');
+    expect(error).not.toContain('pageToken=CiAKGjBp');
+  });
+
+  it('a paging loop of next links names the repeated link shortened', async () => {
+    const link = `https://graph.test/users/delta?$skiptoken=${SKIP}`;
+    const entry = loadPoller(
+      'graph',
+      {
+        every: '1m',
+        source: {
+          url: 'https://graph.test/users/delta',
+          items: 'value',
+          next: { type: 'url', path: '@odata.nextLink' },
+          resume: { path: '@odata.deltaLink' },
+        },
+        deliver: { type: 'handler', name: 'graph' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const store = new MemoryStore();
+    const ctx: RunContext = {
+      poller: 'graph',
+      config: entry.config,
+      store,
+      source: new HttpSource(
+        entry.config.source,
+        async () => Response.json({ value: [{ id: 'u1' }], '@odata.nextLink': link }),
+        [],
+        () => START,
+      ),
+      deliverer: { batch: 10, deliver: async () => ({ kind: 'delivered' as const }) },
+      now: () => START,
+      random: () => 0.5,
+    };
+    const engine = new PollerEngine(ctx, { set: async () => {} });
+    await engine.trigger('manual');
+    const run = await engine.onAlarm();
+    expect(run?.error).toContain('paging loop');
+    expect(run?.error).toContain('https://graph.test/users/delta?…');
+    expect(run?.error).not.toContain('3MlnBRrz');
+  });
+});
+
 describe('an expired token is a resync', () => {
   it('starts a round from source.url in the same run, audited, and sends nothing unchanged again', async () => {
     const w = world();
