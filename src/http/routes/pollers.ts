@@ -19,18 +19,35 @@ const pauseBody = z.strictObject({ reason: z.string().trim().max(500).optional()
 
 const reason = z.string().trim().min(1, 'say why: it is kept in the audit log').max(500);
 
-/** Where to move a time checkpoint; or, for a poller with source.resume, a resync. */
-const checkpointBody = z.union([
-  z.strictObject({
-    at: z.iso.datetime({
-      offset: true,
-      message: 'must be an ISO 8601 time, e.g. "2026-01-01T00:00:00Z"',
-    }),
+/**
+ * Where to move a time checkpoint; or, for a poller with source.resume (whose checkpoint is
+ * a token), a resync. One object, so each key's problem is named as for any other body.
+ */
+const checkpointBody = z
+  .strictObject({
+    at: z.iso
+      .datetime({ offset: true, message: 'must be an ISO 8601 time, e.g. "2026-01-01T00:00:00Z"' })
+      .optional(),
+    resync: z.literal(true).optional(),
     reason,
     force: z.boolean().default(false),
-  }),
-  z.strictObject({ resync: z.literal(true), reason }),
-]);
+  })
+  .superRefine(
+    (body, ctx) => {
+      if ((body.at === undefined) === (body.resync === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['at'],
+          message: 'send "at" (a time), or "resync": true for a poller with source.resume',
+        });
+      }
+      if (body.resync === true && body.force === true) {
+        ctx.addIssue({ code: 'custom', path: ['force'], message: 'goes with "at" only' });
+      }
+      // Said beside the other keys' problems (a body of {} lacks both "at" and "reason").
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 const read = guarded('read', knownPoller);
 const admin = guarded('admin', knownPoller);
@@ -272,7 +289,7 @@ export const pollerRoutes = apiRoutes()
     const { name } = c.req.valid('param');
     const value = body.value;
     const request =
-      'resync' in value
+      value.at === undefined
         ? { resync: true as const, reason: value.reason }
         : { at: Date.parse(value.at), reason: value.reason, force: value.force };
     const result = await pollerObject(c.env, name).moveCheckpoint(meantLife(c), request);
