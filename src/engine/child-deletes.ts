@@ -15,12 +15,17 @@ export function childPrefix(parentId: string): string {
   return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/`;
 }
 
-/** How many of `known` children one listing may delete (children.max_deletes). */
+/**
+ * How many of `known` children one listing may delete (children.max_deletes). A share allows
+ * one at least: a parent's only child deleted (a comment on an issue with one) is the
+ * common case, and the second listing has confirmed it.
+ */
 export function allowedDeletes(
   max: { percent: number } | { count: number },
   known: number,
 ): number {
-  return 'count' in max ? max.count : Math.floor((known * max.percent) / 100);
+  if ('count' in max) return max.count;
+  return max.percent > 0 ? Math.max(1, Math.floor((known * max.percent) / 100)) : 0;
 }
 
 /**

@@ -369,6 +369,17 @@ describe('children.deletes', () => {
     expect(ops(w.got).filter((line) => line.startsWith('delete'))).toEqual([]);
   });
 
+  it("a parent's only child deleted is delivered under the default max_deletes (a share allows one)", async () => {
+    const w = world({ children: { deletes: true } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'only');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', a);
+    await w.run();
+    expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`, `delete ACME-1/${a}`]);
+  });
+
   it('more deletes than children.max_deletes are held and audited, not delivered', async () => {
     const w = world({ children: { deletes: true, max_deletes: 1 } });
     w.tracker.issue('ACME-1');

@@ -7,6 +7,7 @@ import intercom from '../../../examples/apis/intercom-conversations.toml?raw';
 import jira from '../../../examples/apis/jira-issues.toml?raw';
 import linear from '../../../examples/apis/linear-issues.toml?raw';
 import graph from '../../../examples/apis/microsoft-graph-messages.toml?raw';
+import graphUsers from '../../../examples/apis/microsoft-graph-users-delta.toml?raw';
 import notion from '../../../examples/apis/notion-pages.toml?raw';
 import pipedrive from '../../../examples/apis/pipedrive-deals.toml?raw';
 import salesforce from '../../../examples/apis/salesforce-accounts.toml?raw';
@@ -22,6 +23,7 @@ import { FakeIntercom } from './intercom.ts';
 import { FakeJira } from './jira.ts';
 import { FakeLinear } from './linear.ts';
 import { FakeMicrosoftGraph } from './microsoft-graph.ts';
+import { FakeGraphUsersDelta } from './microsoft-graph-delta.ts';
 import { FakeNotion } from './notion.ts';
 import { FakePipedrive } from './pipedrive.ts';
 import { FakeSalesforce } from './salesforce.ts';
@@ -47,9 +49,23 @@ export interface VendorCase {
   deletes: boolean;
   /**
    * What test/workers/examples.test.ts runs: a time window's records that show late, change
-   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`).
+   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`: the fake
+   * is a RoundsVendor).
    */
   scenario?: 'window' | 'rounds';
+}
+
+/** A vendor fake of resume tokens: its tokens can expire, and it tells a round from a token. */
+export interface RoundsVendor extends FakeVendor {
+  /** Every token handed out so far expires. */
+  expireTokens(): void;
+  /** Whether a request was a page of a round from a token (not from source.url). */
+  fromToken(url: URL): boolean;
+}
+
+/** Whether a fake is a RoundsVendor. */
+export function isRoundsVendor(fake: FakeVendor): fake is RoundsVendor {
+  return 'expireTokens' in fake && 'fromToken' in fake;
 }
 
 /** One entry per file of examples/apis/ (a test checks that none is left out). */
@@ -105,6 +121,13 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: false,
   },
   'jira-issues.toml': { example: jira, fake: () => new FakeJira(), deletes: false },
+  'microsoft-graph-users-delta.toml': {
+    example: graphUsers,
+    fake: () => new FakeGraphUsersDelta(),
+    secrets: { GRAPH_TOKEN: 'eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.example' },
+    deletes: true,
+    scenario: 'rounds',
+  },
   'microsoft-graph-messages.toml': {
     example: graph,
     fake: () => new FakeMicrosoftGraph(),
