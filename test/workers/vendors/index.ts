@@ -1,9 +1,11 @@
 import airtable from '../../../examples/apis/airtable-records.toml?raw';
+import githubComments from '../../../examples/apis/github-issue-comments.toml?raw';
 import github from '../../../examples/apis/github-issues.toml?raw';
 import googleCalendar from '../../../examples/apis/google-calendar-events.toml?raw';
 import googleCalendarSync from '../../../examples/apis/google-calendar-sync.toml?raw';
 import hubspot from '../../../examples/apis/hubspot-contacts.toml?raw';
 import intercom from '../../../examples/apis/intercom-conversations.toml?raw';
+import jiraComments from '../../../examples/apis/jira-issue-comments.toml?raw';
 import jira from '../../../examples/apis/jira-issues.toml?raw';
 import linear from '../../../examples/apis/linear-issues.toml?raw';
 import graph from '../../../examples/apis/microsoft-graph-messages.toml?raw';
@@ -47,9 +49,10 @@ export interface VendorCase {
   deletes: boolean;
   /**
    * What test/workers/examples.test.ts runs: a time window's records that show late, change
-   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`).
+   * or are deleted (`window`, the default), rounds from a resume token (`rounds`), or the
+   * comments of changed issues (`children`: the fake is a CommentVendor, vendors/comments.ts).
    */
-  scenario?: 'window' | 'rounds';
+  scenario?: 'window' | 'rounds' | 'children';
 }
 
 /** One entry per file of examples/apis/ (a test checks that none is left out). */
@@ -61,6 +64,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: true,
   },
   'github-issues.toml': { example: github, fake: () => new FakeGitHub(), deletes: false },
+  'github-issue-comments.toml': {
+    example: githubComments,
+    fake: () => new FakeGitHub(),
+    deletes: false,
+    scenario: 'children',
+  },
   'stripe-events.toml': {
     example: stripe,
     fake: () => new FakeStripe(),
@@ -105,6 +114,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: false,
   },
   'jira-issues.toml': { example: jira, fake: () => new FakeJira(), deletes: false },
+  'jira-issue-comments.toml': {
+    example: jiraComments,
+    fake: () => new FakeJira(),
+    deletes: false,
+    scenario: 'children',
+  },
   'microsoft-graph-messages.toml': {
     example: graph,
     fake: () => new FakeMicrosoftGraph(),
