@@ -67,7 +67,7 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
   'github-issue-comments.toml': {
     example: githubComments,
     fake: () => new FakeGitHub(),
-    deletes: false,
+    deletes: true,
     scenario: 'children',
   },
   'stripe-events.toml': {
@@ -117,7 +117,7 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
   'jira-issue-comments.toml': {
     example: jiraComments,
     fake: () => new FakeJira(),
-    deletes: false,
+    deletes: true,
     scenario: 'children',
   },
   'microsoft-graph-messages.toml': {
