@@ -1,9 +1,11 @@
 import airtable from '../../../examples/apis/airtable-records.toml?raw';
+import githubComments from '../../../examples/apis/github-issue-comments.toml?raw';
 import github from '../../../examples/apis/github-issues.toml?raw';
 import googleCalendar from '../../../examples/apis/google-calendar-events.toml?raw';
 import googleCalendarSync from '../../../examples/apis/google-calendar-sync.toml?raw';
 import hubspot from '../../../examples/apis/hubspot-contacts.toml?raw';
 import intercom from '../../../examples/apis/intercom-conversations.toml?raw';
+import jiraComments from '../../../examples/apis/jira-issue-comments.toml?raw';
 import jira from '../../../examples/apis/jira-issues.toml?raw';
 import linear from '../../../examples/apis/linear-issues.toml?raw';
 import graph from '../../../examples/apis/microsoft-graph-messages.toml?raw';
@@ -49,10 +51,11 @@ export interface VendorCase {
   deletes: boolean;
   /**
    * What test/workers/examples.test.ts runs: a time window's records that show late, change
-   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`: the fake
-   * is a RoundsVendor).
+   * or are deleted (`window`, the default), rounds from a resume token (`rounds`: the fake
+   * is a RoundsVendor), or the comments of changed issues (`children`: the fake is a
+   * CommentVendor, vendors/comments.ts).
    */
-  scenario?: 'window' | 'rounds';
+  scenario?: 'window' | 'rounds' | 'children';
 }
 
 /** A vendor fake of resume tokens: its tokens can expire, and it tells a round from a token. */
@@ -77,6 +80,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: true,
   },
   'github-issues.toml': { example: github, fake: () => new FakeGitHub(), deletes: false },
+  'github-issue-comments.toml': {
+    example: githubComments,
+    fake: () => new FakeGitHub(),
+    deletes: true,
+    scenario: 'children',
+  },
   'stripe-events.toml': {
     example: stripe,
     fake: () => new FakeStripe(),
@@ -127,6 +136,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     secrets: { GRAPH_TOKEN: 'eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.example' },
     deletes: true,
     scenario: 'rounds',
+  },
+  'jira-issue-comments.toml': {
+    example: jiraComments,
+    fake: () => new FakeJira(),
+    deletes: true,
+    scenario: 'children',
   },
   'microsoft-graph-messages.toml': {
     example: graph,
