@@ -26,21 +26,28 @@ class Tracker {
   readonly comments = new Map<string, Comment[]>();
   readonly requests: URL[] = [];
   pageSize = 2;
+  /** Stamps in whole seconds, as GitHub's are. */
+  seconds = false;
   /** Answers comment requests of this issue with this status. */
   failComments: { key: string; status: number } | null = null;
   private next = 100;
 
   constructor(private readonly clock: { now: number }) {}
 
+  /** The clock as the tracker stamps it. */
+  private stamp(): number {
+    return this.seconds ? Math.floor(this.clock.now / 1000) * 1000 : this.clock.now;
+  }
+
   issue(key: string, summary = key): void {
-    this.issues.set(key, { key, summary, updated: this.clock.now });
+    this.issues.set(key, { key, summary, updated: this.stamp() });
     if (!this.comments.has(key)) this.comments.set(key, []);
   }
 
   comment(key: string, body: string): string {
     this.next += 1;
     const id = String(this.next);
-    this.comments.get(key)?.push({ id, body, updated: new Date(this.clock.now).toISOString() });
+    this.comments.get(key)?.push({ id, body, updated: new Date(this.stamp()).toISOString() });
     this.touch(key);
     return id;
   }
@@ -49,7 +56,7 @@ class Tracker {
     const found = this.comments.get(key)?.find((comment) => comment.id === id);
     if (found === undefined) throw new Error(`no comment ${id}`);
     found.body = body;
-    found.updated = new Date(this.clock.now).toISOString();
+    found.updated = new Date(this.stamp()).toISOString();
     this.touch(key);
   }
 
@@ -66,7 +73,7 @@ class Tracker {
 
   private touch(key: string): void {
     const issue = this.issues.get(key);
-    if (issue) issue.updated = this.clock.now;
+    if (issue) issue.updated = this.stamp();
   }
 
   readonly fetch = async (request: Request): Promise<Response> => {
@@ -115,7 +122,9 @@ class Tracker {
   }
 }
 
-function world(options: { children?: Record<string, unknown>; maxSubrequests?: number } = {}) {
+function world(
+  options: { children?: Record<string, unknown>; maxSubrequests?: number; lag?: string } = {},
+) {
   const clock = { now: START };
   const tracker = new Tracker(clock);
   const entry = loadPoller(
@@ -123,6 +132,7 @@ function world(options: { children?: Record<string, unknown>; maxSubrequests?: n
     {
       every: '1m',
       max_subrequests: options.maxSubrequests ?? 1000,
+      lag_allowance: options.lag ?? '0s',
       start_from: new Date(START).toISOString(),
       source: {
         url: 'https://jira.test/search',
@@ -246,6 +256,27 @@ describe('children per parent record', () => {
     await w.run();
     expect(w.shown().filter((line) => line.startsWith(`ACME-1/${a}`))).toHaveLength(1);
     expect(w.got).toHaveLength(2);
+  });
+
+  it("a child added in the same second as its parent's stamp, after the parent was listed, is listed by the next window", async () => {
+    const w = world({ lag: '1s' });
+    w.tracker.seconds = true;
+    const T = Date.parse('2026-09-01T00:10:05.500Z');
+    w.clock.now = T - 400;
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    w.clock.now = T - MINUTE;
+    await w.run(); // at T: lists ACME-1, stamped 00:10:05
+    w.clock.now = T + 300;
+    const b = w.tracker.comment('ACME-1', 'second'); // the stamp stays 00:10:05
+    expect(w.tracker.issues.get('ACME-1')?.updated).toBe(T - 500);
+    w.clock.now = T + 300 - MINUTE + 1_000;
+    await w.run();
+    expect(w.shown()).toEqual([`ACME-1/${a} <ACME-1`, `ACME-1/${b} <ACME-1`]);
+    // Listed again once: the window after does not list it a third time.
+    const pages = w.tracker.commentPages().length;
+    await w.run();
+    expect(w.tracker.commentPages().length).toBe(pages);
   });
 
   it('a budget stop inside a parent continues at the kept child page: none asked again, none skipped, C waits (R1)', async () => {
