@@ -243,9 +243,15 @@ export async function pollWindow(
       const retried = withOlderFailing([], failing, seen, page === 1, tried);
       const first = retried.length > 0 ? await handle(retried, { ledger: true, keep }) : null;
       if (first) return first;
+      // What failed since the page began (the retries above, a child page before) is not
+      // tried again in this run either: once per run (R19).
+      const triedNow = () => (failing.size === 0 ? tried : loaded.tried());
       // Each parent counts as handled (the ledger) only once its every child page was.
-      for (const parent of fresh.updates) {
+      for (const [i, parent] of fresh.updates.entries()) {
         if (stop !== undefined) break;
+        // A parent retried just above (deliver_parents: it failed after its children were
+        // handled, in a run before) is handled: neither it nor its children go again.
+        if (retried.length > 0 && seen.has(fresh.keys[i] ?? '', parent.versionMs)) continue;
         const end = await deliverChildren(
           ctx,
           epoch,
@@ -253,7 +259,7 @@ export async function pollWindow(
           parent,
           paging,
           (kids) =>
-            deliveries.deliver(withOlderFailing(kids, failing, seen, false, tried), {
+            deliveries.deliver(withOlderFailing(kids, failing, seen, false, triedNow()), {
               ledger: false,
               keep: false,
             }),
@@ -264,7 +270,7 @@ export async function pollWindow(
         if (end.kind === 'failed') return failed(end.failure, end.error, end.retryAfter);
         if (end.kind === 'misconfigured') return failed('misconfigured', `delivery: ${end.error}`);
         const silent = !children.deliver_parents;
-        const sent = withOlderFailing([parent], failing, seen, false, tried);
+        const sent = withOlderFailing([parent], failing, seen, false, triedNow());
         const exit = await handle(sent, { ledger: true, keep, silent });
         if (exit) return exit;
       }
