@@ -264,6 +264,7 @@ export async function pollWindow(
               keep: false,
             }),
           tally,
+          failing,
         );
         if (end.kind === 'fenced') return end;
         if (end.kind === 'stopped') return incomplete(end.stop, end.resumeAt);
