@@ -1,5 +1,5 @@
 import type { ChildrenEnd, Listed } from './children.ts';
-import type { RunContext, Update } from './ports.ts';
+import type { FailingUpdate, RunContext, Update } from './ports.ts';
 import type { HandledBatch } from './window-deliveries.ts';
 
 /**
@@ -40,11 +40,13 @@ export async function deleteUnlisted(
   first: ReadonlySet<string>,
   again: () => Promise<Listed | Exclude<ChildrenEnd, { kind: 'done' }>>,
   deliver: (children: Update[]) => Promise<HandledBatch>,
+  /** The window's failing updates: a child whose upsert is still failing is known as well. */
+  failing: ReadonlyMap<string, FailingUpdate> = new Map(),
 ): Promise<ChildrenEnd> {
   const store = ctx.store.childProgress;
   const config = ctx.config.source.children;
   if (store === undefined || config === undefined) return { kind: 'done' };
-  const known = store.known(childPrefix(parent.id));
+  const known = knownChildren(store.known(childPrefix(parent.id)), parent.id, failing);
   const unlisted = known.filter((id) => !first.has(id));
   if (unlisted.length === 0) return { kind: 'done' };
   // Confirmed by a second listing, at once: what it lists is no delete (and was delivered).
@@ -68,6 +70,24 @@ export async function deleteUnlisted(
   if (batch.kind !== 'handled') return batch;
   if (batch.stop !== undefined) return { kind: 'stopped', stop: batch.stop };
   return { kind: 'done' };
+}
+
+/**
+ * The children known under `parent`: those the receiver holds (the per-id memory), and those
+ * whose upsert is still failing (R19). A child that failed its first delivery and then went
+ * away would otherwise get its upsert on a later retry and never its delete; now the delete
+ * waits behind that upsert (engine/deliver-page.ts holds it) and follows it.
+ */
+function knownChildren(
+  remembered: string[],
+  parent: string,
+  failing: ReadonlyMap<string, FailingUpdate>,
+): string[] {
+  const known = new Set(remembered);
+  for (const failure of failing.values()) {
+    if (failure.parent === parent && failure.record !== null) known.add(failure.id);
+  }
+  return known.size === remembered.length ? remembered : [...known].sort();
 }
 
 /** What the audit keeps of deletes held: the parent, how many, and the first few ids. */

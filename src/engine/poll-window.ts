@@ -255,6 +255,9 @@ export async function pollWindow(
       const retried = withOlderFailing([], failing, seen, page === 1, tried);
       const first = retried.length > 0 ? await handle(retried, { ledger: true, keep }) : null;
       if (first) return first;
+      // What failed since the page began (the retries above, a child page before) is not
+      // tried again in this run either: once per run (R19).
+      const triedNow = () => (failing.size === 0 ? tried : loaded.tried());
       // Each parent counts as handled (the ledger) only once its every child page was. A
       // parent a window before handled, listed again at the same version and stamped within
       // RELIST_GRAIN_MS of that window's T, has its children listed again (not itself handled
@@ -267,6 +270,9 @@ export async function pollWindow(
         const isFresh = freshKeys.delete(key);
         if (!isFresh && !(relist.has(key) && parent.versionMs >= relistFrom)) continue;
         relist.delete(key);
+        // A parent retried just above (deliver_parents: it failed after its children were
+        // handled, in a run before) is handled: neither it nor its children go again.
+        if (isFresh && retried.length > 0 && seen.has(key, parent.versionMs)) continue;
         const end = await deliverChildren(
           ctx,
           epoch,
@@ -274,11 +280,12 @@ export async function pollWindow(
           parent,
           paging,
           (kids) =>
-            deliveries.deliver(withOlderFailing(kids, failing, seen, false, tried), {
+            deliveries.deliver(withOlderFailing(kids, failing, seen, false, triedNow()), {
               ledger: false,
               keep: false,
             }),
           tally,
+          failing,
         );
         if (end.kind === 'fenced') return end;
         if (end.kind === 'stopped') return incomplete(end.stop, end.resumeAt);
@@ -286,7 +293,7 @@ export async function pollWindow(
         if (end.kind === 'misconfigured') return failed('misconfigured', `delivery: ${end.error}`);
         if (!isFresh) continue;
         const silent = !children.deliver_parents;
-        const sent = withOlderFailing([parent], failing, seen, false, tried);
+        const sent = withOlderFailing([parent], failing, seen, false, triedNow());
         const exit = await handle(sent, { ledger: true, keep, silent });
         if (exit) return exit;
       }

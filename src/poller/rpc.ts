@@ -95,6 +95,8 @@ export interface QueuedDeadLetter {
   attempts: number;
   /** When the message was first sent. */
   at: number;
+  /** source.children: the child's parent (a child's delete is its null record under one). */
+  parent?: string;
 }
 
 export type PutSecretReply =
