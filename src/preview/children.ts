@@ -39,6 +39,13 @@ export async function previewChildren(
       });
       continue;
     }
+    if (answer.missing) {
+      // A run takes a 404 for a parent gone meanwhile; for every parent, it is a wrong URL.
+      warnings.push({
+        kind: 'children_missing',
+        message: `the children of ${parent.id} answered 404, which a run takes as "no children" (the parent went away): if every parent's do, check source.children.url`,
+      });
+    }
     const read = [...answer.updates.map((child) => childOf(parent, child)), ...answer.malformed];
     for (const child of read.slice(0, Math.max(0, room() - records.length - asked + 1))) {
       records.push(recordView(child, null));

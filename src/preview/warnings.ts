@@ -17,7 +17,8 @@ export type WarningKind =
   | 'malformed'
   | 'future'
   | 'precision'
-  | 'children_failed';
+  | 'children_failed'
+  | 'children_missing';
 
 /** One warning: its kind (for tools) and what it means (for people). */
 export interface PreviewWarning {

@@ -336,6 +336,16 @@ describe('children per parent record', () => {
     expect(w.store.read().checkpoint).toBeGreaterThan(START);
   });
 
+  it('a parent whose value is an empty string is a dead letter: `/issue//comment` would ask another endpoint', async () => {
+    const w = world({
+      children: { url: 'https://jira.test/issue/{parent.fields.summary}/comment' },
+    });
+    w.tracker.issue('ACME-1', '');
+    await w.run();
+    expect([...w.store.deadLetters.values()][0]?.error).toContain('no value at "fields.summary"');
+    expect(w.tracker.commentPages()).toEqual([]);
+  });
+
   it('a failing child is stored with its parent and retried with it (R19)', async () => {
     const w = world();
     w.tracker.issue('ACME-1');

@@ -433,6 +433,19 @@ describe('a preview of an unsaved config', () => {
     expect(receiver.deliveries).toEqual([]);
   });
 
+  it('warns of a child request answered 404, which a run takes as a parent gone meanwhile', async () => {
+    answers({ sessions: [session('a', recent(30))] });
+    upstream.respondOnce(() => Response.json({ error: 'no such route' }, { status: 404 }));
+    const config = unsavedConfig({
+      children: { url: 'https://upstream.test/v1/session/{parent.id}/notes', items: 'notes' },
+    });
+
+    const { body } = await previewConfig(config);
+
+    const missing = body.warnings.find((warning) => warning.kind === 'children_missing');
+    expect(missing?.message).toContain('check source.children.url');
+  });
+
   it('answers 400 with every config error, sending nothing', async () => {
     const config = unsavedConfig(
       { url: 'not a url', items: 7 },

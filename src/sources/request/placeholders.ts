@@ -160,7 +160,12 @@ export function renderBody(body: unknown, bounds: Bounds): unknown {
 /** The parent's value at `path`, as text; throws MissingParentValue when it has none. */
 function parentValue(parent: unknown, path: string): string {
   const value = readPath(parent, path);
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+  // An empty string is no value: `/issue//comment` would ask another endpoint.
+  if (
+    (typeof value === 'string' && value !== '') ||
+    typeof value === 'number' ||
+    typeof value === 'boolean'
+  ) {
     return String(value);
   }
   throw new MissingParentValue(path);
