@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MINUTE, world } from './children-review-world.ts';
+import { MINUTE, world } from '../support/children-world.ts';
 
 describe('children: a failing child is tried once per run (R19, max_attempts spans runs)', () => {
   it('retried first on the window, it is not tried again when its parent lists it in the same run', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MINUTE, world } from './children-review-world.ts';
+import { MINUTE, world } from '../support/children-world.ts';
 
 describe('children.deletes: a child still failing when its parent stops listing it', () => {
   it('is deleted after its failing upsert goes out, not left upserted for good', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { START, world } from './children-review-world.ts';
+import { START, world } from '../support/children-world.ts';
 
 describe('children: a {parent.…} value never chooses which path is asked for', () => {
   for (const key of ['..', '.']) {

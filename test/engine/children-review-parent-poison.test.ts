@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { START, world } from './children-review-world.ts';
+import { START, world } from '../support/children-world.ts';
 
 /**
  * A parent whose values cannot make its children's request (a lone surrogate cannot be

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { START, world } from './children-review-world.ts';
+import { START, world } from '../support/children-world.ts';
 
 describe('children: a failing parent (deliver_parents) retried on the next window', () => {
   it('is delivered once, not once as a retry and again after its children', async () => {

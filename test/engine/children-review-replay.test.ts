@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
 import { queuedDeadLetter, replayDeadLetter } from '../../src/poller/dead-letters.ts';
 import type { SqliteStore } from '../../src/poller/store/index.ts';
-import { world } from './children-review-world.ts';
+import { world } from '../support/children-world.ts';
 
 /** The little of SqliteStore a replay uses, around one stored dead letter. */
 function storeWith(letter: Record<string, unknown>): SqliteStore {

@@ -1,4 +1,4 @@
-// The Jira-shaped world of children.test.ts, shared by the children-review tests.
+// A Jira-shaped world for the children tests: issues changed since a time, and their comments.
 import { loadPoller } from '../../src/config/load.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
@@ -25,21 +25,28 @@ export class Tracker {
   readonly comments = new Map<string, Comment[]>();
   readonly requests: URL[] = [];
   pageSize = 2;
+  /** Stamps in whole seconds, as GitHub's are. */
+  seconds = false;
   /** Answers comment requests of this issue with this status. */
   failComments: { key: string; status: number } | null = null;
   private next = 100;
 
   constructor(private readonly clock: { now: number }) {}
 
+  /** The clock as the tracker stamps it. */
+  private stamp(): number {
+    return this.seconds ? Math.floor(this.clock.now / 1000) * 1000 : this.clock.now;
+  }
+
   issue(key: string, summary = key): void {
-    this.issues.set(key, { key, summary, updated: this.clock.now });
+    this.issues.set(key, { key, summary, updated: this.stamp() });
     if (!this.comments.has(key)) this.comments.set(key, []);
   }
 
   comment(key: string, body: string): string {
     this.next += 1;
     const id = String(this.next);
-    this.comments.get(key)?.push({ id, body, updated: new Date(this.clock.now).toISOString() });
+    this.comments.get(key)?.push({ id, body, updated: new Date(this.stamp()).toISOString() });
     this.touch(key);
     return id;
   }
@@ -48,7 +55,7 @@ export class Tracker {
     const found = this.comments.get(key)?.find((comment) => comment.id === id);
     if (found === undefined) throw new Error(`no comment ${id}`);
     found.body = body;
-    found.updated = new Date(this.clock.now).toISOString();
+    found.updated = new Date(this.stamp()).toISOString();
     this.touch(key);
   }
 
@@ -65,7 +72,7 @@ export class Tracker {
 
   private touch(key: string): void {
     const issue = this.issues.get(key);
-    if (issue) issue.updated = this.clock.now;
+    if (issue) issue.updated = this.stamp();
   }
 
   readonly fetch = async (request: Request): Promise<Response> => {
@@ -118,6 +125,7 @@ export function world(
   options: {
     children?: Record<string, unknown>;
     maxSubrequests?: number;
+    lag?: string;
     /** Top-level keys of the poller (max_attempts, overlap, deliver…). */
     poller?: Record<string, unknown>;
   } = {},
@@ -129,6 +137,7 @@ export function world(
     {
       every: '1m',
       max_subrequests: options.maxSubrequests ?? 1000,
+      lag_allowance: options.lag ?? '0s',
       start_from: new Date(START).toISOString(),
       source: {
         url: 'https://jira.test/search',
