@@ -28,6 +28,23 @@ export function listingRules(config: RunContext['config']): ListingRules | null 
 }
 
 /**
+ * A state whose listing starts now, from its first page: the one it was, less `confirming`,
+ * which the new listing carries as `confirms` (it confirms what the listing before found).
+ */
+export function withNewListing(state: ReconcileState, now: number): ReconcileState {
+  const { confirming, ...rest } = state;
+  const listing = {
+    startedAt: now,
+    cursor: null,
+    pages: 0,
+    ids: 0,
+    unreadable: 0,
+    ...(confirming === true ? { confirms: true } : {}),
+  };
+  return { ...rest, listing };
+}
+
+/**
  * A listing completed (R16): what it found becomes pending, its deletes wait for the next
  * listing to confirm them (started at once: `confirming`), or are held (more than
  * max_deletes). Answers the state after it, or 'fenced'; null when no listing was going on.

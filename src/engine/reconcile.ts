@@ -3,7 +3,12 @@ import type { RunBudget } from './budget.ts';
 import { deliverPage, olderFailing } from './deliver-page.ts';
 import { planDelivery } from './delivery-plan.ts';
 import { mainFailures, ownFailures } from './idempotency.ts';
-import { completeListing, type ListingRules, listingRules } from './listing-complete.ts';
+import {
+  completeListing,
+  type ListingRules,
+  listingRules,
+  withNewListing,
+} from './listing-complete.ts';
 import {
   type DeliveryOp,
   ledgerKey,
@@ -135,16 +140,7 @@ class Turn {
       const requested = store.requestedAt();
       const due = this.state.dueAt !== null && this.state.dueAt <= ctx.now();
       if (requested === null && !due) return this.worked(false);
-      const { confirming, ...rest } = this.state;
-      const listing = {
-        startedAt: ctx.now(),
-        cursor: null,
-        pages: 0,
-        ids: 0,
-        unreadable: 0,
-        ...(confirming === true ? { confirms: true } : {}),
-      };
-      const next = { ...rest, listing };
+      const next = withNewListing(this.state, ctx.now());
       if (!store.startListing(this.epoch, next)) return { kind: 'fenced' };
       this.state = next;
     }

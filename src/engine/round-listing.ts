@@ -1,4 +1,4 @@
-import { completeListing, listingRules } from './listing-complete.ts';
+import { completeListing, listingRules, withNewListing } from './listing-complete.ts';
 import type { Page } from './page-stream.ts';
 import type { ListedId, RunContext } from './ports.ts';
 
@@ -32,16 +32,7 @@ export function roundListing(ctx: RunContext, epoch: number): RoundListing | nul
     listed(page, number, last) {
       let state = store.state();
       if (number === 1) {
-        const { confirming, ...rest } = state;
-        const listing = {
-          startedAt: ctx.now(),
-          cursor: null,
-          pages: 0,
-          ids: 0,
-          unreadable: 0,
-          ...(confirming === true ? { confirms: true } : {}),
-        };
-        state = { ...rest, listing };
+        state = withNewListing(state, ctx.now());
         if (!store.startListing(epoch, state)) return 'fenced';
       }
       const listing = state.listing;
