@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { loadPoller } from '../../src/config/load.ts';
 import { childId } from '../../src/engine/children.ts';
+import { MemoryStore } from '../../src/engine/memory-store.ts';
+import { PollerEngine } from '../../src/engine/poller.ts';
 import type { DeliveryItem } from '../../src/engine/ports.ts';
+import { childrenSource } from '../../src/sources/derived-sources.ts';
+import { HttpSource } from '../../src/sources/http-source.ts';
 import { MINUTE, START, world } from '../support/children-world.ts';
+import { type FakeRecord, ITEMS, styleFakes } from '../support/paging-styles.ts';
 
 describe('children per parent record', () => {
   it("delivers each parent's children under <parent>/<child>, naming the parent, and not the parents", async () => {
@@ -316,4 +321,80 @@ describe('source.children config', () => {
       ),
     ).toBe(true);
   });
+});
+
+describe("a parent's children, with every paging style", () => {
+  for (const [type, fake] of Object.entries(styleFakes)) {
+    it(`reads every child page with next.type = "${type}", each page once`, async () => {
+      const stamp = (i: number) => new Date(START + i * 1000).toISOString();
+      const kids: FakeRecord[] = Array.from({ length: 5 }, (_, i) => ({
+        id: `c${i + 1}`,
+        updated_at: stamp(i + 1),
+      }));
+      const serveKids = fake.serve(kids, 2);
+      const asked: string[] = [];
+      const upstream = async (request: Request) => {
+        const url = new URL(request.url);
+        if (url.pathname === '/parents') {
+          return Response.json({ items: [{ id: 'P', updated_at: stamp(1) }] });
+        }
+        if (url.pathname !== '/parents/P/children') return new Response('no', { status: 400 });
+        asked.push(url.search);
+        return serveKids(request);
+      };
+      const entry = loadPoller(
+        'p',
+        {
+          every: '1m',
+          start_from: new Date(START).toISOString(),
+          source: {
+            url: 'https://api.test/parents',
+            from_param: 'since',
+            items: ITEMS,
+            children: {
+              url: 'https://api.test/parents/{parent.id}/children',
+              items: ITEMS,
+              next: fake.next,
+            },
+          },
+          deliver: { type: 'handler', name: 'p' },
+        },
+        {},
+      );
+      if (!entry.ok) throw new Error(entry.errors.join('; '));
+      const { config } = entry;
+      const children = childrenSource(config.source);
+      if (children === null) throw new Error('no children');
+      const now = () => START + MINUTE;
+      const got: string[] = [];
+      const store = new MemoryStore();
+      const engine = new PollerEngine(
+        {
+          poller: 'p',
+          config,
+          store,
+          source: new HttpSource(config.source, upstream, [], now),
+          children: {
+            source: new HttpSource(children, upstream, [], now, { missingIsEmpty: true }),
+          },
+          deliverer: {
+            batch: 1,
+            async deliver(items) {
+              got.push(...items.map((item) => item.update.id));
+              return { kind: 'delivered' as const };
+            },
+          },
+          now,
+          random: () => 0.5,
+        },
+        { set: async () => {} },
+      );
+      await engine.trigger('manual');
+      await engine.onAlarm();
+      expect(got).toEqual(kids.map((kid) => `P/${kid.id}`));
+      expect(asked).toHaveLength(fake.requests(kids.length, 2));
+      expect(new Set(asked).size).toBe(asked.length);
+      expect(store.read().checkpoint).toBe(START + MINUTE);
+    });
+  }
 });
