@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { nextSchema } from '../sources/paging/index.ts';
 import { parentPaths, parentPathsIn } from '../sources/request/placeholders.ts';
+import { maxDeletes } from './max-deletes.ts';
 import { body, method } from './request-fields.ts';
 import { stampFormat } from './time-fields.ts';
 
@@ -10,19 +11,6 @@ import { stampFormat } from './time-fields.ts';
  * endpoint, `{parent.<dot path>}` taking the parent's values, and delivered as records of
  * their own (engine/children.ts). Jira comments per changed issue, GitHub comments per issue.
  */
-
-/** `children.max_deletes`: "50%" of that parent's known children, or a count ("5"). */
-const childDeletes = z.union([z.string(), z.int().min(0)]).transform((value, ctx) => {
-  if (typeof value === 'number') return { count: value };
-  const percent = /^(\d+(?:\.\d+)?)%$/.exec(value);
-  if (percent) return { percent: Number(percent[1]) };
-  if (/^\d+$/.test(value)) return { count: Number(value) };
-  ctx.addIssue({
-    code: 'custom',
-    message: `"${value}" is not a share ("50%") or a count ("5") of a parent's known children`,
-  });
-  return z.NEVER;
-});
 
 export const childrenSchema = z.strictObject({
   /** The children's endpoint, on source.url's origin; `{parent.<dot path>}` in its path or query. Required. */
@@ -51,7 +39,7 @@ export const childrenSchema = z.strictObject({
    */
   deletes: z.boolean().default(false),
   /** Most deletes one parent's listing may deliver, of its known children: a share or a count (default "50%"). */
-  max_deletes: childDeletes.default({ percent: 50 }),
+  max_deletes: maxDeletes.default({ percent: 50 }),
   /** Deliver the parents too, after their children (default false: only the children). */
   deliver_parents: z.boolean().default(false),
 });

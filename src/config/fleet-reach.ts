@@ -32,6 +32,7 @@ export function reachOf(poller: string, config: PollerConfig): Reached[] {
   const reach: Reached[] = [{ what: 'url', key: 'source.url', url: source.url }];
   const beside: [string, string | undefined][] = [
     ['source.deletions.url', source.deletions?.url],
+    ['source.children.url', source.children?.url],
     ['reconcile.url', config.reconcile?.url],
     ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
   ];

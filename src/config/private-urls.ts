@@ -25,6 +25,7 @@ export function privateUrls(poller: string, config: PollerConfig): KeyedUrl[] {
     urls.push({ key: 'source.url', url: source.url });
     const beside: [string, string | undefined][] = [
       ['source.deletions.url', source.deletions?.url],
+      ['source.children.url', source.children?.url],
       ['reconcile.url', config.reconcile?.url],
       ['reconcile.fetch', fetchUrlOf(config.reconcile?.fetch)?.replaceAll('{id}', 'id')],
     ];

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { redactAs } from './interpolate.ts';
+import { maxDeletes } from './max-deletes.ts';
 
 /**
  * `source.resume`: the checkpoint is an opaque token the upstream hands out at the end of a
@@ -24,6 +25,13 @@ export const resumeSchema = z.strictObject({
       codes: z.array(z.string().min(1)).default([]),
     })
     .default({ status: [410], codes: [] }),
+  /**
+   * A full round (the first, or a resync) is a complete listing: ids known and not listed in
+   * it are deletes, once a second full round, started at once, lacks them too (default false).
+   */
+  resync_deletes: z.boolean().default(false),
+  /** Most deletes full rounds may deliver without a confirm, of the known ids (default "10%"). */
+  max_deletes: maxDeletes.default({ percent: 10 }),
 });
 
 export type ResumeConfig = z.output<typeof resumeSchema>;
@@ -34,6 +42,7 @@ interface ResumeShape {
   lag_allowance: number;
   max_window?: number | undefined;
   source: { url: string; to_param?: string | undefined; resume?: ResumeConfig | undefined };
+  reconcile?: unknown;
 }
 
 /** One problem at its path. */
@@ -60,6 +69,14 @@ export function resumeProblems(poller: ResumeShape): ResumeProblem[] {
   if (poller.max_window !== undefined) problems.push({ path: ['max_window'], message: windowOnly });
   if (poller.source.to_param !== undefined) {
     problems.push({ path: ['source', 'to_param'], message: windowOnly });
+  }
+  // Both keep a complete listing's ids, and what it found, in the reconciliation's tables.
+  if (poller.source.resume.resync_deletes && poller.reconcile !== undefined) {
+    problems.push({
+      path: ['source', 'resume', 'resync_deletes'],
+      message:
+        'cannot be set with reconcile: a full round is the listing that finds deletes; choose one',
+    });
   }
   return problems;
 }
@@ -111,4 +128,62 @@ export function tokenExpired(
   const error = 'error' in body ? body.error : undefined;
   const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
   return typeof code === 'string' && expired.codes.includes(code);
+}
+
+/**
+ * Query parameters whose value is a round's state wherever they appear: OData's links
+ * (Graph's `@odata.nextLink` with `$skiptoken`, `@odata.deltaLink` with `$deltatoken`).
+ */
+const LINK_TOKENS = ['$skiptoken', '$deltatoken'];
+
+/** What of a source names where its tokens are: the resume and the next-page settings. */
+interface TokenPlaces {
+  resume?: ResumeConfig | undefined;
+  next: { type: string; param?: string | undefined; path?: string | undefined };
+}
+
+/**
+ * `text` (an error, a log line) with the tokens a source's pages hand out shortened as
+ * `shownToken` does, not only the round's own (hideToken): a failed page may quote a new one
+ * (an error body that echoes a `$skiptoken`, a next link). A URL whose query holds a link token
+ * loses its query; the value of a token parameter (those, resume.param, a cursor's param), or
+ * of a token's key in a JSON body (resume.path, next.path), keeps its first 6 characters. Only
+ * with source.resume: elsewhere a cursor is no credential's reach.
+ */
+export function hideNewTokens(text: string, source: TokenPlaces): string {
+  if (source.resume === undefined) return text;
+  const params = [...LINK_TOKENS, source.resume.param];
+  if (source.next.type === 'cursor') params.push(source.next.param);
+  const named = params.filter((param): param is string => param !== undefined && param !== '');
+  let out = text.replace(/https?:\/\/[^\s"'<>\\]+/g, (url) => linkShown(url));
+  const names = named.flatMap((param) => [param, encodeURIComponent(param)]).map(escaped);
+  const value = new RegExp(`(^|[?&\\s"'(])(${names.join('|')})=([^&\\s"'#<>)]+)`, 'gi');
+  out = out.replace(value, (_all, before: string, name: string, token: string) => {
+    return `${before}${name}=${shortened(token)}`;
+  });
+  const keys = [source.resume.path, source.next.path].filter((key) => key !== undefined);
+  for (const key of keys) {
+    const field = new RegExp(`("${escaped(key)}"\\s*:\\s*")([^"]+)"`, 'g');
+    out = out.replace(field, (_all, before: string, token: string) => {
+      return `${before}${shortened(token)}"`;
+    });
+  }
+  return out;
+}
+
+/** A token found in text, shortened: an http(s) URL as shownToken shows it, else its start. */
+function shortened(token: string): string {
+  return /^https?:\/\//i.test(token) ? shownToken(token) : `${token.slice(0, 6)}…`;
+}
+
+/** A URL as text shows it: without its query when the query holds a link token (LINK_TOKENS). */
+function linkShown(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const keys = [...new URL(url).searchParams.keys()].map((key) => key.toLowerCase());
+  return keys.some((key) => LINK_TOKENS.includes(key)) ? shownToken(url) : url;
+}
+
+/** `text` for a RegExp that matches it as it is. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

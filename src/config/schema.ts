@@ -7,6 +7,7 @@ import { bodyPath } from '../sources/paging/style.ts';
 import { childrenProblems, childrenSchema } from './children.ts';
 import { formatDuration } from './duration.ts';
 import { duration, size } from './fields.ts';
+import { maxDeletes } from './max-deletes.ts';
 import { body, fetchField, method, requestRules, sendsWindowEnd } from './request-fields.ts';
 import { resumeProblems, resumeSchema } from './resume.ts';
 import { cronProblem } from './schedule.ts';
@@ -126,19 +127,6 @@ const sourceSchema = z.strictObject({
   resume: resumeSchema.optional(),
   /** Optional: requests per parent record: each new record's children, delivered as records of their own. */
   children: childrenSchema.optional(),
-});
-
-/** `reconcile.max_deletes`: "10%" of the known ids, or a count ("50"). */
-const maxDeletes = z.union([z.string(), z.int().min(0)]).transform((value, ctx) => {
-  if (typeof value === 'number') return { count: value };
-  const percent = /^(\d+(?:\.\d+)?)%$/.exec(value);
-  if (percent) return { percent: Number(percent[1]) };
-  if (/^\d+$/.test(value)) return { count: Number(value) };
-  ctx.addIssue({
-    code: 'custom',
-    message: `"${value}" is not a share ("10%") or a count ("50") of the known ids`,
-  });
-  return z.NEVER;
 });
 
 /**

@@ -1,6 +1,6 @@
 import { kindOf } from '../delivery/kinds/index.ts';
 import { authKindOf } from '../sources/auth/index.ts';
-import { deletionsSource, listingSource } from '../sources/derived-sources.ts';
+import { childrenSource, deletionsSource, listingSource } from '../sources/derived-sources.ts';
 import { fetchUrlOf } from '../sources/fetch-url.ts';
 import { reachedUrls } from './reach.ts';
 import type { PollerConfig, SourceConfig } from './schema.ts';
@@ -37,6 +37,14 @@ export function requestsOf(config: PollerConfig, poller: string): ConfigRequest[
       key: 'source.deletions.url',
       url: deletions.url,
       carries: upstreamPart(deletions),
+    });
+  }
+  const children = childrenSource(config.source);
+  if (children !== null) {
+    known.push({
+      key: 'source.children.url',
+      url: children.url,
+      carries: upstreamPart(children),
     });
   }
   const listing = listingSource(config);

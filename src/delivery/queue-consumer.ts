@@ -129,6 +129,7 @@ async function keepDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<
         record: JSON.stringify(body.record ?? null),
         attempts: message.attempts,
         at: message.timestamp.getTime(),
+        ...(body.parent === undefined ? {} : { parent: body.parent }),
       });
       if (kept.outcome === 'refused') drop(batch.queue, message, kept.error);
       else message.ack();

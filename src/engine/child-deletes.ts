@@ -1,5 +1,5 @@
 import type { ChildrenEnd, Listed } from './children.ts';
-import type { RunContext, Update } from './ports.ts';
+import type { FailingUpdate, RunContext, Update } from './ports.ts';
 import type { HandledBatch } from './window-deliveries.ts';
 
 /**
@@ -15,12 +15,17 @@ export function childPrefix(parentId: string): string {
   return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/`;
 }
 
-/** How many of `known` children one listing may delete (children.max_deletes). */
+/**
+ * How many of `known` children one listing may delete (children.max_deletes). A share allows
+ * one at least: a parent's only child deleted (a comment on an issue with one) is the
+ * common case, and the second listing has confirmed it.
+ */
 export function allowedDeletes(
   max: { percent: number } | { count: number },
   known: number,
 ): number {
-  return 'count' in max ? max.count : Math.floor((known * max.percent) / 100);
+  if ('count' in max) return max.count;
+  return max.percent > 0 ? Math.max(1, Math.floor((known * max.percent) / 100)) : 0;
 }
 
 /**
@@ -35,11 +40,13 @@ export async function deleteUnlisted(
   first: ReadonlySet<string>,
   again: () => Promise<Listed | Exclude<ChildrenEnd, { kind: 'done' }>>,
   deliver: (children: Update[]) => Promise<HandledBatch>,
+  /** The window's failing updates: a child whose upsert is still failing is known as well. */
+  failing: ReadonlyMap<string, FailingUpdate> = new Map(),
 ): Promise<ChildrenEnd> {
   const store = ctx.store.childProgress;
   const config = ctx.config.source.children;
   if (store === undefined || config === undefined) return { kind: 'done' };
-  const known = store.known(childPrefix(parent.id));
+  const known = knownChildren(store.known(childPrefix(parent.id)), parent.id, failing);
   const unlisted = known.filter((id) => !first.has(id));
   if (unlisted.length === 0) return { kind: 'done' };
   // Confirmed by a second listing, at once: what it lists is no delete (and was delivered).
@@ -63,6 +70,24 @@ export async function deleteUnlisted(
   if (batch.kind !== 'handled') return batch;
   if (batch.stop !== undefined) return { kind: 'stopped', stop: batch.stop };
   return { kind: 'done' };
+}
+
+/**
+ * The children known under `parent`: those the receiver holds (the per-id memory), and those
+ * whose upsert is still failing (R19). A child that failed its first delivery and then went
+ * away would otherwise get its upsert on a later retry and never its delete; now the delete
+ * waits behind that upsert (engine/deliver-page.ts holds it) and follows it.
+ */
+function knownChildren(
+  remembered: string[],
+  parent: string,
+  failing: ReadonlyMap<string, FailingUpdate>,
+): string[] {
+  const known = new Set(remembered);
+  for (const failure of failing.values()) {
+    if (failure.parent === parent && failure.record !== null) known.add(failure.id);
+  }
+  return known.size === remembered.length ? remembered : [...known].sort();
 }
 
 /** What the audit keeps of deletes held: the parent, how many, and the first few ids. */

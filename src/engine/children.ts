@@ -1,7 +1,13 @@
 import { deleteUnlisted } from './child-deletes.ts';
 import { deadLetterUnreadable } from './dead-letter-unreadable.ts';
 import { type Continuation, type Paging, pages, type StreamEnd } from './page-stream.ts';
-import { ledgerKey, type RunContext, type Source, type Update } from './ports.ts';
+import {
+  type FailingUpdate,
+  ledgerKey,
+  type RunContext,
+  type Source,
+  type Update,
+} from './ports.ts';
 import type { Window } from './window.ts';
 import type { HandledBatch } from './window-deliveries.ts';
 
@@ -82,6 +88,8 @@ export async function deliverChildren(
   paging: ChildPaging,
   deliver: (children: Update[]) => Promise<HandledBatch>,
   tally: ChildTally,
+  /** The window's failing updates (R19): a child failing under the parent is known too. */
+  failing: ReadonlyMap<string, FailingUpdate> = new Map(),
 ): Promise<ChildrenEnd> {
   const port = ctx.children;
   if (port === undefined || port === null) return { kind: 'done' };
@@ -110,7 +118,7 @@ export async function deliverChildren(
   const whole = from === null ? listing : await again();
   if (whole.kind !== 'listed') return whole;
   if (whole.missing) return { kind: 'done' };
-  return deleteUnlisted(ctx, epoch, parent, whole.ids, again, deliver);
+  return deleteUnlisted(ctx, epoch, parent, whole.ids, again, deliver, failing);
 }
 
 /** The page stream's parts a child listing shares with its parent window's. */

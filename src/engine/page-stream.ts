@@ -1,7 +1,9 @@
+import { shownToken } from '../config/resume.ts';
 import type { FailureKind } from './backoff.ts';
 import type { BudgetStop, RunBudget } from './budget.ts';
 import { type AheadNeeds, lookAhead, PageAhead } from './look-ahead.ts';
 import type { PageResult, Source } from './ports.ts';
+import type { RoundListing } from './round-listing.ts';
 import type { Window } from './window.ts';
 
 /** A page the upstream answered, as the stream hands it on. */
@@ -65,6 +67,12 @@ export interface RoundPaging {
   token: string | null;
   /** The token expired: clears it and the cursor, for a round from source.url (fenced). */
   expire(reason: string): boolean;
+  /** resync_deletes: a full round's pages go into its listing (engine/round-listing.ts). */
+  listing?: RoundListing | null;
+  /** Set by the stream: the full round's listing wants a second full round at once. */
+  again?: boolean;
+  /** A round that confirms deletes stores the token it did not start from (engine/rounds.ts). */
+  keeps?: { token: string; at: number };
 }
 
 /** One page of the window, numbered from 1. */
@@ -195,6 +203,16 @@ export async function* pages(
         },
       };
       if (round !== undefined) {
+        // A full round (from source.url) lists every id: its page joins the listing, handled.
+        if (round.listing && current.round?.token == null) {
+          const last = result.resume !== undefined;
+          const listed = round.listing.listed(result, base + number, last);
+          if (listed === 'fenced') {
+            yield { kind: 'fenced' };
+            return;
+          }
+          round.again = listed;
+        }
         // The round ends at the page with the token, whatever it says of a next page.
         if (result.resume !== undefined) {
           round.token = result.resume;
@@ -213,7 +231,7 @@ export async function* pages(
       }
       if (next === null) return;
       if (cursors.has(next)) {
-        yield pagingLoop(next, number);
+        yield pagingLoop(round === undefined ? next : shownToken(next), number);
         return;
       }
       // Resumed: this page was handled; a stop or a crash from here continues at the next.
@@ -249,7 +267,10 @@ function failedPage(
   };
 }
 
-/** A next page the upstream already sent in this window: asked again, it would never end. */
+/**
+ * A next page the upstream already sent in this window: asked again, it would never end.
+ * `next` as errors show it (a round's cursor shortened: it carries the round's state).
+ */
 function pagingLoop(next: string, number: number): StreamEnd {
   const shown = next.length > 80 ? `${next.slice(0, 80)}…` : next;
   return {

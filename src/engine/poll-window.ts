@@ -19,6 +19,13 @@ import { type Handling, UnkeptPages, WindowDeliveries } from './window-deliverie
 import { WindowFailing } from './window-failing.ts';
 import { DeliveredLog, HandledKeys, RetryableList } from './window-memory.ts';
 
+/**
+ * source.children: how close below the last window's T a parent's stamp must be for its
+ * children to be listed again when a window shows it at the same version: stamps in whole
+ * seconds leave a child's change within that second unseen in its parent's version.
+ */
+const RELIST_GRAIN_MS = 1_000;
+
 /** Why a window stopped before its end: a budget, or an upstream that asked for a pause. */
 export type Stop = PageStop;
 
@@ -142,6 +149,11 @@ export async function pollWindow(
   const complete = nextCheckpoint(window.from + config.overlap, window, config.lag_allowance);
   const keepFrom = ledgerFloor(ctx.precision, complete - config.overlap - below);
   const ledger = store.delivered(since);
+  // source.children: the parents windows before handled, whose children are listed again
+  // once when a page shows them at the same version, stamped within a second of the last
+  // window's T (copied: `seen` adds to the ledger).
+  const relist = config.source.children === undefined ? new Set<string>() : new Set(ledger);
+  const relistFrom = window.from + config.overlap + config.lag_allowance - RELIST_GRAIN_MS;
   const seen = new HandledKeys(ledger, keepFrom);
   const loaded = WindowFailing.load(ctx, epoch, ledger);
   if (loaded === 'fenced') return { kind: 'fenced' };
@@ -243,9 +255,24 @@ export async function pollWindow(
       const retried = withOlderFailing([], failing, seen, page === 1, tried);
       const first = retried.length > 0 ? await handle(retried, { ledger: true, keep }) : null;
       if (first) return first;
-      // Each parent counts as handled (the ledger) only once its every child page was.
-      for (const parent of fresh.updates) {
+      // What failed since the page began (the retries above, a child page before) is not
+      // tried again in this run either: once per run (R19).
+      const triedNow = () => (failing.size === 0 ? tried : loaded.tried());
+      // Each parent counts as handled (the ledger) only once its every child page was. A
+      // parent a window before handled, listed again at the same version and stamped within
+      // RELIST_GRAIN_MS of that window's T, has its children listed again (not itself handled
+      // again): a child changed in the same second as its parent, after that listing, leaves
+      // the stamp as it was (the per-id memory sends only what changed).
+      const freshKeys = new Set(fresh.keys);
+      for (const [i, parent] of result.updates.entries()) {
         if (stop !== undefined) break;
+        const key = keys[i] ?? '';
+        const isFresh = freshKeys.delete(key);
+        if (!isFresh && !(relist.has(key) && parent.versionMs >= relistFrom)) continue;
+        relist.delete(key);
+        // A parent retried just above (deliver_parents: it failed after its children were
+        // handled, in a run before) is handled: neither it nor its children go again.
+        if (isFresh && retried.length > 0 && seen.has(key, parent.versionMs)) continue;
         const end = await deliverChildren(
           ctx,
           epoch,
@@ -253,18 +280,20 @@ export async function pollWindow(
           parent,
           paging,
           (kids) =>
-            deliveries.deliver(withOlderFailing(kids, failing, seen, false, tried), {
+            deliveries.deliver(withOlderFailing(kids, failing, seen, false, triedNow()), {
               ledger: false,
               keep: false,
             }),
           tally,
+          failing,
         );
         if (end.kind === 'fenced') return end;
         if (end.kind === 'stopped') return incomplete(end.stop, end.resumeAt);
         if (end.kind === 'failed') return failed(end.failure, end.error, end.retryAfter);
         if (end.kind === 'misconfigured') return failed('misconfigured', `delivery: ${end.error}`);
+        if (!isFresh) continue;
         const silent = !children.deliver_parents;
-        const sent = withOlderFailing([parent], failing, seen, false, tried);
+        const sent = withOlderFailing([parent], failing, seen, false, triedNow());
         const exit = await handle(sent, { ledger: true, keep, silent });
         if (exit) return exit;
       }

@@ -1,4 +1,4 @@
-import type { ReconcileConfig } from '../config/schema.ts';
+import type { MaxDeletes } from '../config/max-deletes.ts';
 import type { RememberedId, RunContext } from './ports.ts';
 import type { PendingChange, ReconcileState } from './reconcile-ports.ts';
 import { ignoredPaths } from './remembered-ids.ts';
@@ -62,7 +62,10 @@ export interface DeleteDecision {
  * other that is cut short): what it found waits for a confirm. A listing with records it
  * could not read confirms nothing (the id it lacks may be one of them).
  */
-export function decideDeletes(listing: CompletedListing, config: ReconcileConfig): DeleteDecision {
+export function decideDeletes(
+  listing: CompletedListing,
+  config: { max_deletes: MaxDeletes },
+): DeleteDecision {
   const { ids, unreadable, deletes, alsoHeld, alsoAwaiting, known, held, fetches } = listing;
   const limit =
     config.max_deletes.percent !== undefined

@@ -4,6 +4,12 @@ import { deliverPage, olderFailing } from './deliver-page.ts';
 import { planDelivery } from './delivery-plan.ts';
 import { mainFailures, ownFailures } from './idempotency.ts';
 import {
+  completeListing,
+  type ListingRules,
+  listingRules,
+  withNewListing,
+} from './listing-complete.ts';
+import {
   type DeliveryOp,
   ledgerKey,
   type Reconciler,
@@ -17,7 +23,6 @@ import {
 import { listedIds } from './reconcile-diff.ts';
 import { sortPending } from './reconcile-pending.ts';
 import type { FetchById } from './reconcile-ports.ts';
-import { decideDeletes } from './reconcile-rules.ts';
 import { rememberDelivered } from './remembered-ids.ts';
 
 /** Failures in a row of a listing's pages after which the listing starts over. */
@@ -43,11 +48,12 @@ function everything(now: number) {
  * - deletes above max_deletes of the known ids (an empty or cut listing) are held: none is
  *   delivered until a confirm or a second complete listing that finds the same ones.
  * What it holds in memory is a page (of the listing, or of what it found): the ids are in
- * the store.
+ * the store. Without a listing source (null), the listings are a resume poller's full rounds
+ * (source.resume.resync_deletes, engine/round-listing.ts): its turn delivers what they found.
  */
 export class ListingReconciler implements Reconciler {
   constructor(
-    private readonly listing: Source,
+    private readonly listing: Source | null,
     private readonly fetchById: FetchById | null,
   ) {}
 
@@ -58,12 +64,14 @@ export class ListingReconciler implements Reconciler {
     until: number,
   ): Promise<ReconcileStep> {
     const store = ctx.store.reconciliation;
-    const config = ctx.config.reconcile;
-    if (store === undefined || config === undefined) {
+    const rules = listingRules(ctx.config);
+    if (store === undefined || rules === null) {
       return { kind: 'worked', delivered: 0, deadLettered: 0, more: false, error: null };
     }
-    const turn = new Turn(ctx, epoch, budget, until, store, this.listing, this.fetchById);
-    return turn.run();
+    const source = { listing: this.listing, fetchById: this.fetchById };
+    // A delete is confirmed by a fetch when there is a fetch to ask (reconcile.fetch).
+    const fetches = this.fetchById !== null;
+    return new Turn(ctx, epoch, budget, until, store, source, { ...rules, fetches }).run();
   }
 }
 
@@ -79,20 +87,26 @@ class Turn {
     private readonly budget: RunBudget,
     private readonly until: number,
     private readonly store: ReconcileStore,
-    private readonly listing: Source,
-    private readonly fetchById: FetchById | null,
+    source: { listing: Source | null; fetchById: FetchById | null },
+    private readonly rules: ListingRules,
   ) {
     this.state = store.state();
+    this.listing = source.listing;
+    this.fetchById = source.fetchById;
   }
 
-  private get every(): number {
-    return this.ctx.config.reconcile?.every ?? 0;
-  }
+  private readonly listing: Source | null;
+  private readonly fetchById: FetchById | null;
 
   async run(): Promise<ReconcileStep> {
     const { ctx, store } = this;
     const now = ctx.now();
-    if (this.state.dueAt === null && !this.save({ ...this.state, dueAt: now + this.every })) {
+    const every = this.rules.every;
+    if (
+      this.state.dueAt === null &&
+      every !== null &&
+      !this.save({ ...this.state, dueAt: now + every })
+    ) {
       return { kind: 'fenced' };
     }
     // A confirm releases what is held: its deletes go out with the rest.
@@ -119,20 +133,14 @@ class Turn {
   /** Pages of the listing until it completes, the turn is over, or the budget is out. */
   private async list(): Promise<ReconcileStep | 'complete'> {
     const { ctx, store } = this;
+    // Full rounds list (resync_deletes): the turn only delivers what they found.
+    const source = this.listing;
+    if (source === null) return this.worked(false);
     if (this.state.listing === null) {
       const requested = store.requestedAt();
       const due = this.state.dueAt !== null && this.state.dueAt <= ctx.now();
       if (requested === null && !due) return this.worked(false);
-      const { confirming, ...rest } = this.state;
-      const listing = {
-        startedAt: ctx.now(),
-        cursor: null,
-        pages: 0,
-        ids: 0,
-        unreadable: 0,
-        ...(confirming === true ? { confirms: true } : {}),
-      };
-      const next = { ...rest, listing };
+      const next = withNewListing(this.state, ctx.now());
       if (!store.startListing(this.epoch, next)) return { kind: 'fenced' };
       this.state = next;
     }
@@ -141,7 +149,7 @@ class Turn {
       if (listing === null) return 'complete';
       if (this.yields()) return this.worked(false);
       if (this.budget.take(ctx.now())) return this.worked(true);
-      const page = await this.listing.fetchPage(everything(ctx.now()), listing.cursor);
+      const page = await source.fetchPage(everything(ctx.now()), listing.cursor);
       if (!ctx.store.holds(this.epoch)) return { kind: 'fenced' };
       const at = listing.pages + 1;
       if (!page.ok) {
@@ -170,62 +178,9 @@ class Turn {
 
   /** The listing is complete: what it found becomes pending, or its deletes are held. */
   private complete(): ReconcileStep | null {
-    const { ctx, store, state } = this;
-    const listing = state.listing;
-    const config = ctx.config.reconcile;
-    if (listing === null || config === undefined) return null;
-    const now = ctx.now();
-    const before = listing.startedAt - ctx.config.lag_allowance;
-    const { deletes, alsoHeld, alsoAwaiting } = store.countDeletes(before);
-    const known = store.knownIds();
-    const { ids, unreadable } = listing;
-    const fetches = this.fetchById !== null;
-    const decision = decideDeletes(
-      { ids, unreadable, deletes, alsoHeld, alsoAwaiting, known, held: state.held, fetches },
-      config,
-    );
-    const { agree, confirm, hold, awaits, fresh, outcome, reason } = decision;
-    // Deletes to confirm by a second listing: it starts at once, unless this one was such a
-    // listing (what it found waits for the next at its time, or listings would follow one
-    // another for as long as the upstream deletes).
-    const confirmNext = awaits && listing.confirms !== true;
-    const next: ReconcileState = {
-      ...state,
-      listing: null,
-      // Held or not, the next listing comes at its time (or when an admin asks for one): it
-      // releases what it finds again of what is held, and drops the rest.
-      dueAt: confirmNext ? now : listing.startedAt + config.every,
-      confirming: confirmNext,
-      held: hold ? { deletes: fresh, known, since: now, reason, empty: listing.ids === 0 } : null,
-      last: {
-        startedAt: listing.startedAt,
-        finishedAt: now,
-        ids: listing.ids,
-        deletes,
-        upserts: 0, // counted by the store as it keeps them (completeListing)
-        outcome,
-        deletesBefore: fetches
-          ? listing.startedAt
-          : confirm && state.last !== null && state.last.ids > 0
-            ? state.last.startedAt
-            : null,
-      },
-      error: null,
-      failures: 0,
-      retryAt: null,
-    };
-    const found = { before, foundAt: listing.startedAt, agree, confirm, hold, await: awaits };
-    if (!store.completeListing(this.epoch, found, next)) return { kind: 'fenced' };
-    this.state = store.state();
-    ctx.log?.({
-      event: 'reconcile',
-      poller: ctx.poller,
-      ids: listing.ids,
-      deletes,
-      upserts: this.state.last?.upserts ?? 0,
-      outcome,
-      ...(hold ? { level: 'warn', warning: reason } : {}),
-    });
+    const after = completeListing(this.ctx, this.epoch, this.store, this.rules);
+    if (after === 'fenced') return { kind: 'fenced' };
+    if (after !== null) this.state = after;
     return null;
   }
 
@@ -314,7 +269,11 @@ class Turn {
     const error = { at: now, message: ctx.redact ? ctx.redact(message) : message };
     // A listing that keeps failing on its page may hold a cursor the upstream let expire:
     // after LISTING_RESTART_AFTER failures in a row, the next listing starts over.
-    const restart = this.state.listing !== null && failures % LISTING_RESTART_AFTER === 0;
+    // A full round's listing (no listing source) is the round's: it goes on from its cursor.
+    const restart =
+      this.listing !== null &&
+      this.state.listing !== null &&
+      failures % LISTING_RESTART_AFTER === 0;
     const next = {
       ...this.state,
       // A confirming listing started over still confirms (it is not due again at once after).

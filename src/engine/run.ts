@@ -278,12 +278,13 @@ class Run {
         return ended(this.finish(run, next.failures, next.wakeup, stall, undefined, sctx));
       }
       const done = windowCommit(sctx, next.checkpoint, result.delivered, tally);
-      endRound(done, round, sctx.now());
+      // A full round that found deletes to confirm: the round that confirms them goes next.
+      const again = endRound(done, round, sctx.now());
       tally.windows += 1;
       // A window that left updates failing ends the stream's turn (R19): its next window would
       // retry them at once, and a receiver that is down would spend their attempts within one
       // run. The run's retry, with backoff, takes them and the rest of a backlog.
-      if (next.kind === 'done' || (result.kind === 'complete' && result.retrying)) {
+      if ((next.kind === 'done' && !again) || (result.kind === 'complete' && result.retrying)) {
         return { kind: 'caught_up', done };
       }
       if (next.kind === 'budget') {

@@ -1,4 +1,4 @@
-import { isDeletionKey } from '../engine/idempotency.ts';
+import { deliveryOp, isDeletionKey } from '../engine/idempotency.ts';
 import type { DeadLetter, Json, RunContext } from '../engine/ports.ts';
 import { parseTimestamp } from '../sources/time.ts';
 import { MAX_RECORD_DEPTH, readRecord, textDepth, tooDeep } from './record-text.ts';
@@ -108,6 +108,8 @@ export async function replayDeadLetter(
     version: letter.version,
     versionMs: letter.versionMs,
     record: JSON.parse(letter.recordText) as unknown,
+    // source.children: a child names its parent on a replay too.
+    ...(letter.parent === undefined ? {} : { parent: letter.parent }),
   };
   // Taken before the first await: nothing can start a run between the check and the hold.
   const epoch = holdLease(store, context);
@@ -123,8 +125,9 @@ export async function replayDeadLetter(
     const result = await context.deliverer.deliver([
       {
         update,
-        // A delete of the deletions stream or a reconciliation says so in its key.
-        op: isDeletionKey(key) || context.isDeleted?.(update.record) ? 'delete' : 'upsert',
+        // A delete of the deletions stream or a reconciliation says so in its key; a child
+        // its parent no longer lists, by its null record (engine/idempotency.ts deliveryOp).
+        op: isDeletionKey(key) || deliveryOp(context, update) === 'delete' ? 'delete' : 'upsert',
         idempotencyKey: key,
         attempt: letter.attempts + 1,
       },
@@ -199,5 +202,6 @@ export function queuedDeadLetter(message: QueuedDeadLetter, now: number): DeadLe
     attempts: message.attempts,
     firstFailure: message.at,
     lastFailure: now,
+    ...(message.parent === undefined ? {} : { parent: message.parent }),
   };
 }

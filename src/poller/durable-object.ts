@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { RunNowKind } from '../engine/ports.ts';
-import { audit, type CheckpointResult, moveCheckpoint } from './admin.ts';
+import { audit, type CheckpointRequest, type CheckpointResult, checkpointAdmin } from './admin.ts';
 import {
   discardDeadLetter,
   listDeadLetters,
@@ -260,11 +260,13 @@ export class Poller extends DurableObject<Env> implements PollerRpc {
 
   async moveCheckpoint(
     meant: number,
-    request: { at: number; reason: string; force: boolean },
+    request: CheckpointRequest,
   ): Promise<CheckpointResult | OtherLife> {
     const name = this.writer(meant);
     if (typeof name !== 'string') return name;
-    return moveCheckpoint(this.store, name, request, Date.now());
+    const wiring = await this.life.wiring(name);
+    const config = wiring.ok ? wiring.context.config : null;
+    return checkpointAdmin(this.store, name, config, request, Date.now());
   }
 
   async storageStats(): Promise<StorageStats> {

@@ -1,3 +1,4 @@
+import { listingRules } from '../engine/listing-complete.ts';
 import type { PollerEngine } from '../engine/poller.ts';
 import type { RunContext } from '../engine/ports.ts';
 import { audit } from './admin.ts';
@@ -18,11 +19,17 @@ export async function reconcileAdmin(
   action: 'start' | 'confirm',
   now: number,
 ): Promise<ReconcileReply> {
-  if (wired.context.config.reconcile === undefined) {
+  const config = wired.context.config;
+  // source.resume.resync_deletes holds deletes as reconcile does: a confirm releases them, and
+  // its listings are full rounds (a resync, asked for with PUT /pollers/:name/checkpoint).
+  const rounds = config.reconcile === undefined && listingRules(config) !== null;
+  if (config.reconcile === undefined && !(rounds && action === 'confirm')) {
     return {
       outcome: 'refused',
       status: 404,
-      error: `poller "${name}" has no reconcile in its config`,
+      error: rounds
+        ? `poller "${name}" has no reconcile: its listings are full rounds of source.resume; PUT /pollers/${name}/checkpoint with {"resync": true} starts one`
+        : `poller "${name}" has no reconcile in its config`,
     };
   }
   const reconciliation = store.reconciliation;

@@ -4,7 +4,8 @@ import type { ReconcileState } from '../engine/ports.ts';
 
 /** What status shows of a poller's reconciliation (reconcile): null for a poller without one. */
 export interface ReconcileView {
-  every: string;
+  /** How often a listing starts; null: the listings are source.resume's full rounds (resync_deletes). */
+  every: string | null;
   /** When the next listing starts (null until the first run books it). */
   next_listing_at: string | null;
   /** An admin asked for a listing (POST /pollers/:name/reconcile) that has not started yet. */
@@ -43,7 +44,7 @@ export interface ReconcileView {
 }
 
 export interface ReconcileInput {
-  every: number;
+  every: number | null;
   state: ReconcileState;
   requestedAt: number | null;
   pending: number;
@@ -53,7 +54,7 @@ export interface ReconcileInput {
 export function reconcileView(input: ReconcileInput): ReconcileView {
   const { state } = input;
   return {
-    every: formatDuration(input.every),
+    every: input.every === null ? null : formatDuration(input.every),
     next_listing_at: isoTimeOrNull(state.dueAt),
     requested: input.requestedAt !== null,
     listing:

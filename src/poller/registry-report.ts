@@ -4,6 +4,7 @@ import { type PollerSummary, registryOf } from '../registry/registry.ts';
 import { authView } from './auth-view.ts';
 import { dueAt } from './due-at.ts';
 import { assessHealth, faultReason } from './status.ts';
+import { listingInput } from './status-of.ts';
 import type { SqliteStore } from './store/index.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -26,7 +27,6 @@ export async function reportToRegistry(
   const state = store.read();
   const context = wiring.ok ? wiring.context : undefined;
   const deadLetters = store.deadLetters.summary();
-  const reconcile = context?.config.reconcile;
   const health = assessHealth({
     name,
     configErrors: wiring.ok ? [] : wiring.errors,
@@ -38,7 +38,7 @@ export async function reportToRegistry(
     firstSeenAt: store.presence.firstSeenAt(),
     now,
     freshness: { lateness: freshness.lateness(now), nudges: freshness.nudges() },
-    reconcile: reconcile ? store.reconciliation.input(reconcile.every) : null,
+    reconcile: listingInput(store, context?.config),
     auth: authView(context?.config, store.oauth, now),
     nextPaths: store.nextPaths.all(),
   });

@@ -3,7 +3,7 @@ import type { TriggerResult } from '../engine/poller.ts';
 import type { RunNowKind, RunRecord } from '../engine/ports.ts';
 import type { PreviewResult } from '../preview/preview.ts';
 import type { PutSecretResult, SecretListing } from '../secrets/index.ts';
-import type { CheckpointResult } from './admin.ts';
+import type { CheckpointRequest, CheckpointResult } from './admin.ts';
 import type { DeadLetterView, ReplayResult } from './dead-letters.ts';
 import type { PollerStatus } from './status.ts';
 import type { StoredRun } from './store/history.ts';
@@ -95,6 +95,8 @@ export interface QueuedDeadLetter {
   attempts: number;
   /** When the message was first sent. */
   at: number;
+  /** source.children: the child's parent (a child's delete is its null record under one). */
+  parent?: string;
 }
 
 export type PutSecretReply =
@@ -170,11 +172,8 @@ export interface PollerRpc {
   erase(incarnation?: number): Promise<void>;
   /** The watchdog's visit: the tick booked, the alarm set again if the platform lost it. */
   ensureScheduled(issued?: IssuedConfig | null): Promise<VisitReply>;
-  /** Moves the checkpoint by hand: a backfill, or with force a skip forward. */
-  moveCheckpoint(
-    meant: number,
-    request: { at: number; reason: string; force: boolean },
-  ): Promise<CheckpointResult | OtherLife>;
+  /** Moves the checkpoint by hand: a backfill, or with force a skip forward; or a resync (source.resume). */
+  moveCheckpoint(meant: number, request: CheckpointRequest): Promise<CheckpointResult | OtherLife>;
   /** What the object has written to storage since it started, for cost checks. */
   storageStats(): Promise<StorageStats>;
   /** The updates stored as failing and retried by every run (R19), oldest version first. */

@@ -1,11 +1,13 @@
 import { formatDuration } from '../config/duration.ts';
 import type { PollerConfig } from '../config/schema.ts';
+import type { ChildProgress } from '../engine/children.ts';
 import { isoTime, isoTimeOrNull } from '../engine/iso-time.ts';
 import type { Json, PollerState, RoundState, RunRecord } from '../engine/ports.ts';
 import { skewWarning } from '../engine/skew.ts';
 import type { KeyRoleCounts } from '../secrets/key-role.ts';
 import type { AuthView } from '../sources/auth/index.ts';
 import { reconnectAlert } from './auth-view.ts';
+import { type ChildrenView, childrenView } from './children-view.ts';
 import { type FreshnessInput, type FreshnessView, freshnessView } from './freshness-view.ts';
 import {
   alertsOf,
@@ -92,6 +94,8 @@ export interface PollerStatus {
   auth: AuthView | null;
   /** source.resume: the token's age and the round's progress, never the token (null: none). */
   resume: ResumeView | null;
+  /** source.children: the child listing a run stopped in (null: the poller has none). */
+  children: ChildrenView | null;
   /**
    * The poller's own secrets by the key they are sealed under, after this status's own read
    * of them (which moves them to SECRETS_KEY during a rotation): one still under
@@ -134,6 +138,8 @@ export interface RunView {
   pages: number;
   records: number;
   dead_lettered: number;
+  /** source.children: the run's requests for children, of `pages`. */
+  child_requests?: number;
   error: string | null;
   checkpoint: string | null;
 }
@@ -230,6 +236,8 @@ export function buildStatus(
     secretKeys: KeyRoleCounts;
     /** source.resume: where the rounds stand (null or absent: the poller has none). */
     resume?: RoundState | null;
+    /** source.children: the listing in progress (null: none; absent: no source.children). */
+    children?: ChildProgress | null;
   },
 ): PollerStatus {
   const { state, config } = input;
@@ -280,6 +288,7 @@ export function buildStatus(
     reconcile: input.reconcile ? reconcileView(input.reconcile) : null,
     auth: input.auth ?? null,
     resume: resumeView(input.resume ?? null, input.now),
+    children: childrenView(input.children),
     secrets: {
       count: input.secretKeys.current + input.secretKeys.previous + input.secretKeys.unknown,
       under_current_key: input.secretKeys.current,

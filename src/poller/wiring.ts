@@ -211,6 +211,10 @@ export function wireLoaded(
         : fetchRecordById(template, config.source, sourceFetcher, secrets, auth);
     context.reconcile = new ListingReconciler(sourceOf(listing, ['reconcile']), byId);
   }
+  // source.resume.resync_deletes: full rounds list; the reconciliation's turn delivers their deletes.
+  if (config.source.resume?.resync_deletes && listing === null) {
+    context.reconcile = new ListingReconciler(null, null);
+  }
   return { ok: true, context };
 }
 

@@ -4,6 +4,7 @@ import { isoTime } from '../engine/iso-time.ts';
 import { type PageTally, pages as pageStream } from '../engine/page-stream.ts';
 import type { PageResult, RunContext } from '../engine/ports.ts';
 import { nextCheckpoint, planWindow, type Window } from '../engine/window.ts';
+import { previewChildren } from './children.ts';
 import { type PreviewRecord, recordView } from './records.ts';
 import type { PreviewRequest, RequestLog } from './request-log.ts';
 import { type PreviewWarning, previewWarnings, type SeenPage } from './warnings.ts';
@@ -95,6 +96,7 @@ export async function previewWindow(input: PreviewInput): Promise<PreviewResult>
   // between pages, never past max_run or the lease, and the paging loop caught. It keeps
   // what each page answered, a failed one too, for the answer.
   let answered: PageResult | undefined;
+  const childWarnings: PreviewWarning[] = [];
   const source = {
     fetchPage: async (at: Window, cursor: string | null, cancel?: AbortSignal) => {
       answered = await context.source.fetchPage(at, cursor, cancel);
@@ -120,6 +122,16 @@ export async function previewWindow(input: PreviewInput): Promise<PreviewResult>
         for (const read of [...step.page.updates, ...step.page.malformed]) {
           if (records.length < limits.records) records.push(recordView(read, context.isDeleted));
         }
+        // source.children: each parent's first page of children, while there is room.
+        const kids = await previewChildren(
+          context,
+          window,
+          step.page.updates,
+          () => limits.records - records.length,
+          input.mayGo,
+        );
+        records.push(...kids.records);
+        childWarnings.push(...kids.warnings);
         const read = records.length >= limits.records || pages.length >= limits.pages;
         if (read && step.page.next !== null) break;
       } else if (step.kind === 'failed') {
@@ -136,7 +148,7 @@ export async function previewWindow(input: PreviewInput): Promise<PreviewResult>
   const last = pages.at(-1)?.result;
   const complete = failure === null && last?.ok === true && last.next === null;
   const redact = context.redact ?? ((text: string) => text);
-  const warnings = previewWarnings(config, window, pages);
+  const warnings = [...previewWarnings(config, window, pages), ...childWarnings];
   if (failure !== null) {
     warnings.push({
       kind: 'paging_loop',

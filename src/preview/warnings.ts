@@ -16,7 +16,9 @@ export type WarningKind =
   | 'out_of_order'
   | 'malformed'
   | 'future'
-  | 'precision';
+  | 'precision'
+  | 'children_failed'
+  | 'children_missing';
 
 /** One warning: its kind (for tools) and what it means (for people). */
 export interface PreviewWarning {

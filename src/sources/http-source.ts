@@ -1,5 +1,5 @@
 import { redact } from '../config/interpolate.ts';
-import { hideToken, tokenExpired, tokenUrlProblem } from '../config/resume.ts';
+import { hideNewTokens, hideToken, tokenExpired, tokenUrlProblem } from '../config/resume.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { type Deadline, DeadlineClock, TIMED_OUT } from '../deadline.ts';
 import { classifyUpstreamStatus, type UpstreamFailureKind } from '../engine/classify.ts';
@@ -84,7 +84,7 @@ export class HttpSource implements Source {
   ): Promise<PageResult> {
     // A round's token is shown shortened wherever an error or a log names it (config/resume.ts).
     const token = window.round?.token ?? null;
-    const hide = (text: string) => hideToken(this.redact(text), token);
+    const hide = (text: string) => hideNewTokens(hideToken(this.redact(text), token), this.config);
     // The page as errors and logs show it, secrets redacted: built only when one needs it.
     let shownText: string | undefined;
     const shown = () => {

@@ -3,85 +3,11 @@ import { loadPoller } from '../../src/config/load.ts';
 import { childId } from '../../src/engine/children.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
-import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
+import type { DeliveryItem } from '../../src/engine/ports.ts';
 import { childrenSource } from '../../src/sources/derived-sources.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
-import { Tracker } from '../support/jira-tracker.ts';
-
-const MINUTE = 60_000;
-const START = Date.parse('2026-09-01T00:00:00Z');
-
-function world(options: { children?: Record<string, unknown>; maxSubrequests?: number } = {}) {
-  const clock = { now: START };
-  const tracker = new Tracker(clock);
-  const entry = loadPoller(
-    'comments',
-    {
-      every: '1m',
-      max_subrequests: options.maxSubrequests ?? 1000,
-      start_from: new Date(START).toISOString(),
-      source: {
-        url: 'https://jira.test/search',
-        from_param: 'updated_from',
-        items: 'issues',
-        id: 'key',
-        updated_at: 'fields.updated',
-        children: {
-          url: 'https://jira.test/issue/{parent.key}/comment',
-          items: 'comments',
-          updated_at: 'updated',
-          params: { maxResults: '2' },
-          next: { type: 'offset', param: 'startAt' },
-          ...options.children,
-        },
-      },
-      deliver: { type: 'handler', name: 'comments' },
-    },
-    {},
-  );
-  if (!entry.ok) throw new Error(entry.errors.join('; '));
-  const config = entry.config;
-  const got: DeliveryItem[] = [];
-  const receiver = { failIds: new Set<string>() };
-  const store = new MemoryStore();
-  const children = childrenSource(config.source);
-  const ctx: RunContext = {
-    poller: 'comments',
-    config,
-    store,
-    source: new HttpSource(config.source, tracker.fetch, [], () => clock.now),
-    ...(children
-      ? {
-          children: {
-            source: new HttpSource(children, tracker.fetch, [], () => clock.now, {
-              missingIsEmpty: true,
-            }),
-          },
-        }
-      : {}),
-    deliverer: {
-      batch: 1,
-      async deliver(items) {
-        if (items.some((item) => receiver.failIds.has(item.update.id))) {
-          return { kind: 'retry' as const, error: 'receiver down' };
-        }
-        got.push(...items);
-        return { kind: 'delivered' as const };
-      },
-    },
-    now: () => clock.now,
-    random: () => 0.5,
-  };
-  const engine = new PollerEngine(ctx, { set: async () => {} });
-  const run = async () => {
-    clock.now += MINUTE;
-    await engine.trigger('manual');
-    return engine.onAlarm();
-  };
-  const shown = () =>
-    got.map((item) => `${item.update.id}${item.update.parent ? ` <${item.update.parent}` : ''}`);
-  return { tracker, store, run, got, shown, clock, receiver, config };
-}
+import { MINUTE, START, world } from '../support/children-world.ts';
+import { type FakeRecord, ITEMS, styleFakes } from '../support/paging-styles.ts';
 
 describe('children per parent record', () => {
   it("delivers each parent's children under <parent>/<child>, naming the parent, and not the parents", async () => {
@@ -144,6 +70,27 @@ describe('children per parent record', () => {
     expect(w.got).toHaveLength(2);
   });
 
+  it("a child added in the same second as its parent's stamp, after the parent was listed, is listed by the next window", async () => {
+    const w = world({ lag: '1s' });
+    w.tracker.seconds = true;
+    const T = Date.parse('2026-09-01T00:10:05.500Z');
+    w.clock.now = T - 400;
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    w.clock.now = T - MINUTE;
+    await w.run(); // at T: lists ACME-1, stamped 00:10:05
+    w.clock.now = T + 300;
+    const b = w.tracker.comment('ACME-1', 'second'); // the stamp stays 00:10:05
+    expect(w.tracker.issues.get('ACME-1')?.updated).toBe(T - 500);
+    w.clock.now = T + 300 - MINUTE + 1_000;
+    await w.run();
+    expect(w.shown()).toEqual([`ACME-1/${a} <ACME-1`, `ACME-1/${b} <ACME-1`]);
+    // Listed again once: the window after does not list it a third time.
+    const pages = w.tracker.commentPages().length;
+    await w.run();
+    expect(w.tracker.commentPages().length).toBe(pages);
+  });
+
   it('a budget stop inside a parent continues at the kept child page: none asked again, none skipped, C waits (R1)', async () => {
     // 6 requests a run: the search, then 5 comment pages or deliveries.
     const w = world({ maxSubrequests: 6 });
@@ -199,6 +146,16 @@ describe('children per parent record', () => {
     expect(letters).toHaveLength(1);
     expect(letters[0]?.error).toContain('no value at "fields.project"');
     expect(w.store.read().checkpoint).toBeGreaterThan(START);
+  });
+
+  it('a parent whose value is an empty string is a dead letter: `/issue//comment` would ask another endpoint', async () => {
+    const w = world({
+      children: { url: 'https://jira.test/issue/{parent.fields.summary}/comment' },
+    });
+    w.tracker.issue('ACME-1', '');
+    await w.run();
+    expect([...w.store.deadLetters.values()][0]?.error).toContain('no value at "fields.summary"');
+    expect(w.tracker.commentPages()).toEqual([]);
   });
 
   it('a failing child is stored with its parent and retried with it (R19)', async () => {
@@ -265,6 +222,17 @@ describe('children.deletes', () => {
     expect(ops(w.got).filter((line) => line.startsWith('delete'))).toEqual([]);
   });
 
+  it("a parent's only child deleted is delivered under the default max_deletes (a share allows one)", async () => {
+    const w = world({ children: { deletes: true } });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'only');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.remove('ACME-1', a);
+    await w.run();
+    expect(ops(w.got)).toEqual([`upsert ACME-1/${a}`, `delete ACME-1/${a}`]);
+  });
+
   it('more deletes than children.max_deletes are held and audited, not delivered', async () => {
     const w = world({ children: { deletes: true, max_deletes: 1 } });
     w.tracker.issue('ACME-1');
@@ -296,6 +264,141 @@ describe('children.deletes', () => {
   });
 });
 
+describe('source.children config', () => {
+  const errorsOf = (children: Record<string, unknown>, source: Record<string, unknown> = {}) => {
+    const entry = loadPoller(
+      'p',
+      {
+        every: '1m',
+        source: { url: 'https://jira.test/search', from_param: 'since', children, ...source },
+        deliver: { type: 'handler', name: 'p' },
+      },
+      {},
+    );
+    return entry.ok ? [] : entry.errors;
+  };
+
+  it('takes a children table whose url names a parent value', () => {
+    expect(errorsOf({ url: 'https://jira.test/issue/{parent.key}/comment' })).toEqual([]);
+    expect(
+      errorsOf({
+        url: 'https://jira.test/comments',
+        method: 'POST',
+        body: { issue: '{parent.id}' },
+      }),
+    ).toEqual([]);
+  });
+
+  it('refuses children on another origin: the source credentials go with them', () => {
+    expect(errorsOf({ url: 'https://elsewhere.test/issue/{parent.key}/comment' })).toEqual([
+      `poller "p": source.children.url: must be on source.url's origin (https://jira.test): the source's credentials are sent with it`,
+    ]);
+  });
+
+  it('refuses a parent value in the origin of the children url', () => {
+    expect(errorsOf({ url: 'https://{parent.host}/comments' })[0]).toContain(
+      'may hold {parent.…} only in its path and query',
+    );
+  });
+
+  it('refuses children that name no parent value: every parent would list the same', () => {
+    expect(errorsOf({ url: 'https://jira.test/comments' })[0]).toContain(
+      'names no {parent.<dot path>}',
+    );
+  });
+
+  it('refuses a body with GET, and children beside resume, deletions or reconcile', () => {
+    const url = 'https://jira.test/issue/{parent.key}/comment';
+    expect(errorsOf({ url, body: { a: 1 } })[0]).toContain('source.children.method: is "GET"');
+    expect(
+      errorsOf({ url }, { resume: { path: 'token', param: 't' } }).some((error) =>
+        error.includes('source.resume: cannot be set together with source.children'),
+      ),
+    ).toBe(true);
+    expect(
+      errorsOf({ url }, { deletions: { url: 'https://jira.test/deleted' } }).some((error) =>
+        error.includes('source.deletions: cannot be set together with source.children'),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe("a parent's children, with every paging style", () => {
+  for (const [type, fake] of Object.entries(styleFakes)) {
+    it(`reads every child page with next.type = "${type}", each page once`, async () => {
+      const stamp = (i: number) => new Date(START + i * 1000).toISOString();
+      const kids: FakeRecord[] = Array.from({ length: 5 }, (_, i) => ({
+        id: `c${i + 1}`,
+        updated_at: stamp(i + 1),
+      }));
+      const serveKids = fake.serve(kids, 2);
+      const asked: string[] = [];
+      const upstream = async (request: Request) => {
+        const url = new URL(request.url);
+        if (url.pathname === '/parents') {
+          return Response.json({ items: [{ id: 'P', updated_at: stamp(1) }] });
+        }
+        if (url.pathname !== '/parents/P/children') return new Response('no', { status: 400 });
+        asked.push(url.search);
+        return serveKids(request);
+      };
+      const entry = loadPoller(
+        'p',
+        {
+          every: '1m',
+          start_from: new Date(START).toISOString(),
+          source: {
+            url: 'https://api.test/parents',
+            from_param: 'since',
+            items: ITEMS,
+            children: {
+              url: 'https://api.test/parents/{parent.id}/children',
+              items: ITEMS,
+              next: fake.next,
+            },
+          },
+          deliver: { type: 'handler', name: 'p' },
+        },
+        {},
+      );
+      if (!entry.ok) throw new Error(entry.errors.join('; '));
+      const { config } = entry;
+      const children = childrenSource(config.source);
+      if (children === null) throw new Error('no children');
+      const now = () => START + MINUTE;
+      const got: string[] = [];
+      const store = new MemoryStore();
+      const engine = new PollerEngine(
+        {
+          poller: 'p',
+          config,
+          store,
+          source: new HttpSource(config.source, upstream, [], now),
+          children: {
+            source: new HttpSource(children, upstream, [], now, { missingIsEmpty: true }),
+          },
+          deliverer: {
+            batch: 1,
+            async deliver(items) {
+              got.push(...items.map((item) => item.update.id));
+              return { kind: 'delivered' as const };
+            },
+          },
+          now,
+          random: () => 0.5,
+        },
+        { set: async () => {} },
+      );
+      await engine.trigger('manual');
+      await engine.onAlarm();
+      expect(got).toEqual(kids.map((kid) => `P/${kid.id}`));
+      expect(asked).toHaveLength(fake.requests(kids.length, 2));
+      expect(new Set(asked).size).toBe(asked.length);
+      expect(store.read().checkpoint).toBe(START + MINUTE);
+    });
+  }
+});
+
 describe('children.deletes after a stop inside a listing', () => {
   it('a listing continued from a kept child page after a budget stop still deletes a child the parent no longer lists', async () => {
     const w = world({ children: { deletes: true } });
@@ -305,10 +408,10 @@ describe('children.deletes after a stop inside a listing', () => {
     w.clock.now += MINUTE;
     w.tracker.remove('ACME-1', ids[0] ?? '');
     // The run stops after the search and ACME-1's first child page; the next one continues.
-    w.config.max_subrequests = 2;
+    w.ctx.config.max_subrequests = 2;
     await w.run();
     expect(w.store.childListing?.cursor).toBe('2');
-    w.config.max_subrequests = 1000;
+    w.ctx.config.max_subrequests = 1000;
     await w.run();
     expect(w.got.map((item) => `${item.op} ${item.update.id}`).at(-1)).toBe(
       `delete ACME-1/${ids[0]}`,

@@ -68,6 +68,17 @@ describe("the run history's errors", () => {
   });
 });
 
+describe("the run history's child requests", () => {
+  it("shows how many of a run's pages were for children, and nothing for a poller without them", async () => {
+    const children = { ...run(0, 'success', 5), pages: 7, child_requests: 5 };
+    const html = (await runTable([children, run(5, 'success', 5)])).toString();
+    const rows = html.split('<tr class="run ').slice(1);
+    expect(text(rows[0] ?? '')).toContain('7 (5 children)');
+    expect(rows[0]).toContain('title="5 of them for children (source.children)"');
+    expect(rows[1]).not.toContain('children');
+  });
+});
+
 describe("the lag chart's axis", () => {
   const lagTicks = (svg: string) =>
     [...svg.matchAll(/<text class="tick lag-tick"[^>]*>([^<]+)<\/text>/g)].map((match) => match[1]);

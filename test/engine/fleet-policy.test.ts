@@ -293,6 +293,21 @@ describe('a runtime config beyond FLEET_POLICY is refused, naming the key and th
     );
   });
 
+  it("a host not in hosts, for the children's requests: named as source.children.url", () => {
+    const raw = config({
+      source: source({
+        url: 'https://tenant.internal.test/api/issues',
+        children: { url: 'https://tenant.internal.test/api/issues/{parent.id}/comments' },
+      }),
+    });
+    expect(put(raw, policyOf({ hosts: ['*.zendesk.com', 'hooks.example.com'] })).errors).toEqual(
+      ['source.url', 'source.children.url'].map(
+        (key) =>
+          `poller "acme": ${key}: the host "tenant.internal.test" is not in FLEET_POLICY.hosts`,
+      ),
+    );
+  });
+
   it('checks a reconcile.fetch table by its url, and a url holding {from} by its host', () => {
     const raw = config({
       source: source({ url: 'https://tenant.internal.test/api/{from}/changes' }),

@@ -4,6 +4,7 @@ import { tokenExpired } from '../../src/config/resume.ts';
 import { MemoryStore } from '../../src/engine/memory-store.ts';
 import { PollerEngine } from '../../src/engine/poller.ts';
 import type { DeliveryItem, RunContext } from '../../src/engine/ports.ts';
+import { ListingReconciler } from '../../src/engine/reconcile.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import { tombstoneRule } from '../../src/sources/tombstone.ts';
 
@@ -36,6 +37,8 @@ class Calendar {
   failWith: number | null = null;
   /** Tokens of a change number below this expired: Google answers 410, a full sync needed. */
   expiredBelow = 0;
+  /** Ids a full sync leaves out while the requests so far are fewer than `until`: a page skipped. */
+  skipped: { ids: Set<string>; until: number } | null = null;
 
   put(id: string, summary: string, status: Event['status'] = 'confirmed'): void {
     this.seq += 1;
@@ -69,6 +72,13 @@ class Calendar {
     const listed = [...this.events.values()]
       .filter((event) => event.seq <= asOf)
       .filter((event) => (since === null ? event.status !== 'cancelled' : event.seq > since))
+      .filter(
+        (event) =>
+          since !== null ||
+          this.skipped === null ||
+          this.requests.length > this.skipped.until ||
+          !this.skipped.ids.has(event.id),
+      )
       .sort((a, b) => a.id.localeCompare(b.id));
     const items = listed
       .slice(offset, offset + this.pageSize)
@@ -85,7 +95,9 @@ class Calendar {
   };
 }
 
-function world(options: { maxSubrequests?: number } = {}) {
+function world(
+  options: { maxSubrequests?: number; resume?: Record<string, unknown>; log?: boolean } = {},
+) {
   const clock = { now: START };
   const calendar = new Calendar();
   const entry = loadPoller(
@@ -99,7 +111,12 @@ function world(options: { maxSubrequests?: number } = {}) {
         items: 'items',
         next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
         deleted: { path: 'status', equals: 'cancelled' },
-        resume: { path: 'nextSyncToken', param: 'syncToken', params: { showDeleted: 'true' } },
+        resume: {
+          path: 'nextSyncToken',
+          param: 'syncToken',
+          params: { showDeleted: 'true' },
+          ...options.resume,
+        },
       },
       deliver: { type: 'handler', name: 'calendar' },
     },
@@ -107,6 +124,7 @@ function world(options: { maxSubrequests?: number } = {}) {
   );
   if (!entry.ok) throw new Error(entry.errors.join('; '));
   const config = entry.config;
+  const logs: Record<string, unknown>[] = [];
   const got: DeliveryItem[] = [];
   const store = new MemoryStore();
   const ctx: RunContext = {
@@ -124,6 +142,11 @@ function world(options: { maxSubrequests?: number } = {}) {
     now: () => clock.now,
     random: () => 0.5,
     isDeleted: tombstoneRule(config.source),
+    log: (line) => logs.push(line),
+    // As the wiring does: full rounds list, the reconciliation's turn delivers their deletes.
+    ...(config.source.resume?.resync_deletes
+      ? { reconcile: new ListingReconciler(null, null) }
+      : {}),
   };
   const engine = new PollerEngine(ctx, { set: async () => {} });
   const run = async () => {
@@ -132,7 +155,7 @@ function world(options: { maxSubrequests?: number } = {}) {
     return engine.onAlarm();
   };
   const shown = () => got.map((item) => `${item.op} ${item.update.id}`);
-  return { calendar, store, run, got, shown };
+  return { calendar, store, run, got, shown, logs };
 }
 
 /** A request's query, sorted. */
@@ -237,6 +260,146 @@ describe("a round's token is never shown in full", () => {
   });
 });
 
+/** A Graph-style source (deltaLink rounds, nextLink pages) answering every request with `answer`. */
+function graphSource(answer: (url: URL) => Response) {
+  const entry = loadPoller(
+    'graph',
+    {
+      every: '1m',
+      source: {
+        url: 'https://graph.test/users/delta',
+        items: 'value',
+        next: { type: 'url', path: '@odata.nextLink' },
+        resume: { path: '@odata.deltaLink' },
+      },
+      deliver: { type: 'handler', name: 'graph' },
+    },
+    {},
+  );
+  if (!entry.ok) throw new Error(entry.errors.join('; '));
+  return new HttpSource(
+    entry.config.source,
+    async (request) => answer(new URL(request.url)),
+    [],
+    () => START,
+  );
+}
+
+const FULL_ROUND = {
+  from: 0,
+  to: START,
+  bounded: false,
+  startedAt: START,
+  cut: false,
+  round: { token: null },
+};
+const SKIP = 'X0AJYQ3MlnBRrzKqYvPAZ5dcYqP5hv1hSBW';
+
+describe('tokens a failed page quotes are shortened too', () => {
+  it('a new skip token in an error body, as a link, a bare parameter or a JSON field, is shown shortened', async () => {
+    const link = `https://graph.test/users/delta?$skiptoken=${SKIP}`;
+    const source = graphSource(() =>
+      Response.json(
+        {
+          error: { message: `cannot continue at ${link} ($skiptoken=${SKIP})` },
+          '@odata.nextLink': link,
+        },
+        { status: 502 },
+      ),
+    );
+    const page = await source.fetchPage(FULL_ROUND, null);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('HTTP 502');
+    expect(error).toContain('https://graph.test/users/delta?…');
+    expect(error).toContain('$skiptoken=X0AJYQ…');
+    expect(error).not.toContain('3MlnBRrz');
+  });
+
+  it('a page asked for by a next link names its request without the skip token', async () => {
+    const source = graphSource(() => new Response('down', { status: 500 }));
+    const page = await source.fetchPage(
+      FULL_ROUND,
+      `https://graph.test/users/delta?%24skiptoken=${SKIP}`,
+    );
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('GET https://graph.test/users/delta?…: HTTP 500');
+    expect(error).not.toContain('3MlnBRrz');
+  });
+
+  it('a Google page token an error body quotes keeps its first 6 characters', async () => {
+    const body = JSON.stringify({
+      nextPageToken: 'CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA',
+      x: 'pageToken=CiAKGjBpNDd2',
+    });
+    const entry = loadPoller(
+      'calendar',
+      {
+        every: '1m',
+        source: {
+          url: 'https://calendar.test/events',
+          items: 'items',
+          next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
+          resume: { path: 'nextSyncToken', param: 'syncToken' },
+        },
+        deliver: { type: 'handler', name: 'calendar' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const source = new HttpSource(
+      entry.config.source,
+      async () => new Response(body, { status: 500 }),
+      [],
+      () => START,
+    );
+    const page = await source.fetchPage(FULL_ROUND, null);
+    const error = page.ok ? '' : page.error;
+    expect(error).toContain('CiAKGj…');
+    expect(error).not.toContain('BpNDd2Nm');
+    expect(error).not.toContain('pageToken=CiAKGjBp');
+  });
+
+  it('a paging loop of next links names the repeated link shortened', async () => {
+    const link = `https://graph.test/users/delta?$skiptoken=${SKIP}`;
+    const entry = loadPoller(
+      'graph',
+      {
+        every: '1m',
+        source: {
+          url: 'https://graph.test/users/delta',
+          items: 'value',
+          next: { type: 'url', path: '@odata.nextLink' },
+          resume: { path: '@odata.deltaLink' },
+        },
+        deliver: { type: 'handler', name: 'graph' },
+      },
+      {},
+    );
+    if (!entry.ok) throw new Error(entry.errors.join('; '));
+    const store = new MemoryStore();
+    const ctx: RunContext = {
+      poller: 'graph',
+      config: entry.config,
+      store,
+      source: new HttpSource(
+        entry.config.source,
+        async () => Response.json({ value: [{ id: 'u1' }], '@odata.nextLink': link }),
+        [],
+        () => START,
+      ),
+      deliverer: { batch: 10, deliver: async () => ({ kind: 'delivered' as const }) },
+      now: () => START,
+      random: () => 0.5,
+    };
+    const engine = new PollerEngine(ctx, { set: async () => {} });
+    await engine.trigger('manual');
+    const run = await engine.onAlarm();
+    expect(run?.error).toContain('paging loop');
+    expect(run?.error).toContain('https://graph.test/users/delta?…');
+    expect(run?.error).not.toContain('3MlnBRrz');
+  });
+});
+
 describe('an expired token is a resync', () => {
   it('starts a round from source.url in the same run, audited, and sends nothing unchanged again', async () => {
     const w = world();
@@ -288,6 +451,109 @@ describe('a record version without updated_at is its content', () => {
     await w.run();
     expect(w.shown()).toEqual(['upsert a', 'upsert b', 'upsert b']);
     expect(w.got.map((item) => item.idempotencyKey)[2]).not.toBe(w.got[1]?.idempotencyKey);
+  });
+});
+
+describe('resync_deletes: a full round is a complete listing', () => {
+  /** a to f listed by a first full round, then a round from its token. */
+  async function synced(resume: Record<string, unknown>) {
+    const w = world({ resume });
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) w.calendar.put(id, id.toUpperCase());
+    await w.run();
+    w.calendar.put('a', 'A2');
+    await w.run();
+    return w;
+  }
+
+  it('a first round deletes nothing: no id is known before it', async () => {
+    const w = world({ resume: { resync_deletes: true } });
+    w.calendar.put('a', 'A');
+    await w.run();
+    expect(w.store.reconciliation.state().last).toMatchObject({ ids: 1, deletes: 0 });
+    expect(w.shown()).toEqual(['upsert a']);
+  });
+
+  it('an id deleted while the token was expired is deleted once a second full round, started at once, lacks it too', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: '50%' });
+    const token = w.store.rounds.read().token;
+    // b is deleted while the token has expired: the full sync no longer lists it.
+    w.calendar.put('b', 'B', 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    w.calendar.requests.length = 0;
+    await w.run();
+    // The token round (410), the resync's full round, and at once the round that confirms.
+    expect(w.calendar.requests.map(query)).toEqual([
+      `showDeleted=true&syncToken=${token}`,
+      'maxResults=2',
+      'maxResults=2&pageToken=2:8:',
+      'maxResults=2&pageToken=4:8:',
+      'maxResults=2',
+      'maxResults=2&pageToken=2:8:',
+      'maxResults=2&pageToken=4:8:',
+    ]);
+    expect(w.shown().slice(7)).toEqual(['delete b']);
+    // The token the resync's round ended with is kept: rounds go on from it.
+    expect(w.store.rounds.read()).toMatchObject({ token: 't8', cursor: null });
+    w.calendar.put('c', 'C2');
+    await w.run();
+    expect(w.shown().slice(8)).toEqual(['upsert c']);
+  });
+
+  it('without resync_deletes, a resync misses a delete made while the token was expired', async () => {
+    const w = await synced({});
+    w.calendar.put('b', 'B', 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    await w.run();
+    expect(w.shown().slice(7)).toEqual([]);
+    expect(w.store.rounds.read().token).toBe('t8');
+  });
+
+  it('an id one full round skipped and the confirming round lists is not deleted', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: '50%' });
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    w.calendar.requests.length = 0;
+    // The resync's round skips d (offset paging shifts); the round after it lists d again.
+    w.calendar.skipped = { ids: new Set(['d']), until: 4 };
+    await w.run();
+    expect(w.calendar.requests.length).toBeGreaterThan(4);
+    expect(w.shown().slice(7)).toEqual([]);
+    expect(w.store.reconciliation.state()).toMatchObject({ confirming: false, held: null });
+  });
+
+  it('more than max_deletes are held, and go out on a confirm', async () => {
+    const w = await synced({ resync_deletes: true, max_deletes: 1 });
+    for (const id of ['b', 'c', 'd']) w.calendar.put(id, id, 'cancelled');
+    w.calendar.expiredBelow = w.calendar.seq + 1;
+    await w.run();
+    expect(w.shown().slice(7)).toEqual([]);
+    const held = w.store.reconciliation.state().held;
+    expect(held).toMatchObject({ deletes: 3, known: 6 });
+    expect(held?.reason).toContain('exceed max_deletes (1)');
+    expect(w.logs.some((line) => line.event === 'resume_full_round' && line.level === 'warn')).toBe(
+      true,
+    );
+    w.store.reconciliation.confirm(START + 60 * MINUTE);
+    await w.run();
+    expect(w.shown().slice(7).sort()).toEqual(['delete b', 'delete c', 'delete d']);
+  });
+
+  it('cannot be set with reconcile: both keep a listing in the same tables', () => {
+    const entry = loadPoller(
+      'calendar',
+      {
+        every: '1m',
+        source: {
+          url: 'https://calendar.test/events',
+          resume: { path: 'nextSyncToken', resync_deletes: true },
+        },
+        reconcile: { every: '1h', url: 'https://calendar.test/all' },
+        deliver: { type: 'handler', name: 'calendar' },
+      },
+      {},
+    );
+    expect(entry.ok ? '' : entry.errors.join('\n')).toContain(
+      'source.resume.resync_deletes: cannot be set with reconcile',
+    );
   });
 });
 

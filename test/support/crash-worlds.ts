@@ -2,7 +2,7 @@
  * The worlds of the crash sweeps (test/support/crash-sweep.ts): a resume poller against the Google
  * Calendar sync fake of the examples (test/workers/vendors/google-calendar-sync.ts), with the
  * example's request shape, and a poller with children against the Jira-like tracker of the
- * children tests (test/support/jira-tracker.ts). Each changes its upstream before the run
+ * children tests (test/support/children-world.ts). Each changes its upstream before the run
  * that dies and while it is dead.
  */
 
@@ -12,8 +12,8 @@ import { childrenSource } from '../../src/sources/derived-sources.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import { tombstoneRule } from '../../src/sources/tombstone.ts';
 import { FakeGoogleCalendarSync } from '../workers/vendors/google-calendar-sync.ts';
+import { Tracker } from './children-world.ts';
 import type { Fetch, SweepWorld } from './crash-sweep.ts';
-import { Tracker } from './jira-tracker.ts';
 
 const START = Date.parse('2026-09-01T00:00:00Z');
 const SECOND = 1_000;

@@ -406,6 +406,46 @@ describe('a preview of an unsaved config', () => {
     expect(listed.status).toBe(404);
   });
 
+  it("shows each parent's first page of children as a run would deliver them, and warns of a child request that fails", async () => {
+    answers({ sessions: [session('a', recent(30)), session('b', recent(20))] });
+    upstream.respondOnce((request) => {
+      expect(new URL(request.url).pathname).toBe('/v1/sessions/a/notes');
+      expect(request.headers.get('authorization')).toBe(`Bearer ${UPSTREAM_TOKEN}`);
+      return Response.json({ notes: [{ id: 1, text: 'hello' }] });
+    });
+    upstream.respondOnce(() => Response.json({ error: 'down' }, { status: 500 }));
+    const config = unsavedConfig({
+      children: { url: 'https://upstream.test/v1/sessions/{parent.id}/notes', items: 'notes' },
+    });
+
+    const { status: code, body } = await previewConfig(config);
+
+    expect(code).toBe(200);
+    expect(body.records.map((record) => record.id)).toEqual(['a', 'b', 'a/1']);
+    expect(body.records[2]?.record).toEqual({ id: 1, text: 'hello' });
+    expect(body.requests.map((request) => new URL(request.url).pathname)).toEqual([
+      '/v1/sessions',
+      '/v1/sessions/a/notes',
+      '/v1/sessions/b/notes',
+    ]);
+    const failed = body.warnings.find((warning) => warning.kind === 'children_failed');
+    expect(failed?.message).toContain('the children of b could not be read');
+    expect(receiver.deliveries).toEqual([]);
+  });
+
+  it('warns of a child request answered 404, which a run takes as a parent gone meanwhile', async () => {
+    answers({ sessions: [session('a', recent(30))] });
+    upstream.respondOnce(() => Response.json({ error: 'no such route' }, { status: 404 }));
+    const config = unsavedConfig({
+      children: { url: 'https://upstream.test/v1/session/{parent.id}/notes', items: 'notes' },
+    });
+
+    const { body } = await previewConfig(config);
+
+    const missing = body.warnings.find((warning) => warning.kind === 'children_missing');
+    expect(missing?.message).toContain('check source.children.url');
+  });
+
   it('answers 400 with every config error, sending nothing', async () => {
     const config = unsavedConfig(
       { url: 'not a url', items: 7 },

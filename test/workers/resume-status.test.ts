@@ -49,4 +49,41 @@ describe('status of a poller with source.resume', () => {
     expect(text).not.toContain(TOKEN);
     await api('DELETE', `/pollers/${name}`);
   });
+
+  it('never shows a token a page hands out: a next link in the page error, a new delta link its body quotes', async () => {
+    const skip = 'X0AJYQ3MlnBRrzKqYvPAZ5dcYqP5hv1hSBW';
+    const delta = 'oEcOySpF_hWYmTIUZBOIuITRxzf7jVo0Kk';
+    installFakes({
+      'graph.test': {
+        handle: async (request: Request) => {
+          const url = new URL(request.url);
+          if (!url.searchParams.has('$skiptoken')) {
+            const next = `https://graph.test/v1.0/users/delta?$skiptoken=${skip}`;
+            return Response.json({ value: [{ id: 'u1' }], '@odata.nextLink': next });
+          }
+          const link = `https://graph.test/v1.0/users/delta?$deltatoken=${delta}`;
+          return Response.json({ error: { message: `try ${link}` } }, { status: 503 });
+        },
+      },
+    });
+    const name = unique('resume-links');
+    const put = await api('PUT', `/pollers/${name}`, {
+      ...runtimeConfig(),
+      source: {
+        url: 'https://graph.test/v1.0/users/delta',
+        items: 'value',
+        next: { type: 'url', path: '@odata.nextLink' },
+        resume: { path: '@odata.deltaLink' },
+      },
+    });
+    expect(put.status).toBeLessThan(300);
+    await objectOf(name).runNow();
+    const text = await (await api('GET', `/status/${name}`)).text();
+    const status = JSON.parse(text) as PollerStatus;
+    expect(status.last_run?.error).toContain('GET https://graph.test/v1.0/users/delta?…: HTTP 503');
+    expect(status.resume).toMatchObject({ token_stored: false, round_pages: 1 });
+    expect(text).not.toContain(skip);
+    expect(text).not.toContain(delta);
+    await api('DELETE', `/pollers/${name}`);
+  });
 });

@@ -34,6 +34,10 @@ export function auditSentence({ action, detail }: AuditEntry): string {
       const kind = Date.parse(to) > Date.parse(from) ? 'forward' : 'back: a backfill';
       return `checkpoint moved ${kind}, from ${when(from || null)} to ${when(to || null)}${because(field(detail, 'reason'))}`;
     }
+    case 'checkpoint.resync':
+      return `resync asked for: the resume token cleared, the next round from source.url${because(field(detail, 'reason'))}`;
+    case 'resume_resync':
+      return `resync: ${field(detail, 'reason')}`;
     case 'dead_letter.replayed':
       return `dead letter ${key} replayed and delivered`;
     case 'dead_letter.replay_failed':

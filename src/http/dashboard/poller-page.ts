@@ -20,6 +20,7 @@ import { freshnessRows } from './freshness.ts';
 import { pollerActions } from './panel.ts';
 import { previewButton } from './preview-button.ts';
 import { reconcileSection, reconcileWhyLine } from './reconcile.ts';
+import { resumeSection } from './resume.ts';
 import { runTable } from './run-table.ts';
 
 /** Everything the page of one poller shows. */
@@ -81,8 +82,8 @@ function facts(page: PollerPage, now: number) {
 
 /**
  * The page of one poller: its state and why, checkpoint, lease, next wake-up, rate limit and
- * skew, its source's authentication (with source.auth), its reconciliation (with
- * reconcile), a chart and the run history, its dead letters
+ * skew, its source's authentication (with source.auth), its resume token (with
+ * source.resume), its reconciliation (with reconcile), a chart and the run history, its dead letters
  * (for an admin), its config as written and its audit log.
  */
 export function pollerPanel(page: PollerPage, now: Date) {
@@ -100,6 +101,7 @@ export function pollerPanel(page: PollerPage, now: Date) {
     <p class="actions">${pollerActions(status)} ${previewButton(status.name)}</p>
     ${facts(page, at)}
     ${authSection(status, page.refreshSecret, at)}
+    ${resumeSection(status)}
     ${reconcileSection(status, at)}
     <h3>Lag and records per run</h3>
     <figure>${runChart(runs, page.facts.alertAfterMs)}</figure>

@@ -25,6 +25,14 @@ function inProgressText(listing: ReconcileView['listing'], now: number): string 
 }
 
 function nextListingText(view: ReconcileView, now: number): string {
+  // source.resume.resync_deletes: a full round is the listing (a resync, or a manual one).
+  if (view.every === null) {
+    return view.listing !== null
+      ? 'when the full round in progress completes'
+      : view.next_listing_at === null
+        ? 'the next full round of source.resume (a resync)'
+        : 'the next round: it lists in full to confirm deletes';
+  }
   if (view.listing !== null) return `when the one in progress completes, every ${view.every}`;
   if (view.requested) return 'requested by an admin: the next run starts it';
   const at = view.next_listing_at;
@@ -88,7 +96,7 @@ export function reconcileSection(status: PollerStatus, now: number) {
       <dl class="facts">
         ${rows.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}
       </dl>
-      <p class="actions"><button type="button" data-action="reconcile" data-poller="${status.name}">Reconcile now</button></p>
+      ${view.every === null ? '' : html`<p class="actions"><button type="button" data-action="reconcile" data-poller="${status.name}">Reconcile now</button></p>`}
     </div>`;
 }
 

@@ -58,7 +58,7 @@ export function runTable(runs: RunView[]) {
             <td data-label="Trigger">${run.trigger}</td>
             <td data-label="Outcome"><span class="outcome ${run.outcome}">${run.outcome}</span></td>
             <td class="num" data-label="Windows">${run.windows}</td>
-            <td class="num" data-label="Pages">${run.pages}</td>
+            <td class="num" data-label="Pages"${run.child_requests === undefined ? '' : html` title="${run.child_requests} of them for children (source.children)"`}>${run.pages}${run.child_requests === undefined ? '' : html` <span class="muted">(${run.child_requests} children)</span>`}</td>
             <td class="num" data-label="Records">${run.records}</td>
             <td class="num" data-label="Dead-lettered">${run.dead_lettered}</td>
             <td class="nowrap" data-label="Duration">${elapsed(run.started_at, run.finished_at)}</td>

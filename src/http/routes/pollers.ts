@@ -17,14 +17,37 @@ import { readJson } from '../read-json.ts';
 
 const pauseBody = z.strictObject({ reason: z.string().trim().max(500).optional() });
 
-const checkpointBody = z.strictObject({
-  at: z.iso.datetime({
-    offset: true,
-    message: 'must be an ISO 8601 time, e.g. "2026-01-01T00:00:00Z"',
-  }),
-  reason: z.string().trim().min(1, 'say why: it is kept in the audit log').max(500),
-  force: z.boolean().default(false),
-});
+const reason = z.string().trim().min(1, 'say why: it is kept in the audit log').max(500);
+
+/**
+ * Where to move a time checkpoint; or, for a poller with source.resume (whose checkpoint is
+ * a token), a resync. One object, so each key's problem is named as for any other body.
+ */
+const checkpointBody = z
+  .strictObject({
+    at: z.iso
+      .datetime({ offset: true, message: 'must be an ISO 8601 time, e.g. "2026-01-01T00:00:00Z"' })
+      .optional(),
+    resync: z.literal(true).optional(),
+    reason,
+    force: z.boolean().default(false),
+  })
+  .superRefine(
+    (body, ctx) => {
+      if ((body.at === undefined) === (body.resync === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['at'],
+          message: 'send "at" (a time), or "resync": true for a poller with source.resume',
+        });
+      }
+      if (body.resync === true && body.force === true) {
+        ctx.addIssue({ code: 'custom', path: ['force'], message: 'goes with "at" only' });
+      }
+      // Said beside the other keys' problems (a body of {} lacks both "at" and "reason").
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 const read = guarded('read', knownPoller);
 const admin = guarded('admin', knownPoller);
@@ -142,23 +165,38 @@ const resume = createRoute({
 const checkpoint = createRoute({
   method: 'put',
   path: '/{name}/checkpoint',
-  summary: 'Move the checkpoint (backfill or skip ahead), with a reason for the audit log',
+  summary:
+    'Move the checkpoint (backfill or skip ahead), or resync a resume poller, with a reason for the audit log',
+  description:
+    'With `at`: moves a time checkpoint (backward: a backfill; forward needs `force`). With `"resync": true` (a poller with source.resume): clears its token and the page cursor of the round in progress, so the next round starts from source.url and lists everything, sending only what changed (a manual resync; with resume.resync_deletes its deletes are found). Either is refused (409) while a run holds the lease, and written to the audit log with the reason.',
   ...admin,
   request: {
     params: PollerName,
-    body: jsonBody(checkpointBody, 'Where to, and why; force to move it forward past unread data.'),
+    body: jsonBody(
+      checkpointBody,
+      'Where to, and why; force to move it forward past unread data. Or { resync: true, reason } for a poller with source.resume.',
+    ),
   },
   responses: {
     200: json(
-      z.object({
-        outcome: z.literal('moved'),
-        from: z.string().nullable(),
-        to: z.string(),
-        backfill: z.boolean(),
-      }),
-      'Moved.',
+      z.union([
+        z.object({
+          outcome: z.literal('moved'),
+          from: z.string().nullable(),
+          to: z.string(),
+          backfill: z.boolean(),
+        }),
+        z.object({
+          outcome: z.literal('resync'),
+          token_stored_at: z.string().nullable(),
+          round_pages: z.number(),
+        }),
+      ]),
+      'Moved, or (resync) the token cleared: when it had been stored, and the pages of the round in progress dropped.',
     ),
-    400: errorResponse('A body that is not JSON, or a time that is not allowed.'),
+    400: errorResponse(
+      'A body that is not JSON, a time that is not allowed, a time for a resume poller, or a resync for one without source.resume.',
+    ),
     404: unknownPollerResponse,
     409: errorResponse(
       'A run holds the lease, or the poller was deleted and created again meanwhile.',
@@ -249,11 +287,11 @@ export const pollerRoutes = apiRoutes()
     const body = await readJson(c, checkpointBody);
     if (!body.ok) return c.json({ error: body.error }, 400);
     const { name } = c.req.valid('param');
-    const request = {
-      at: Date.parse(body.value.at),
-      reason: body.value.reason,
-      force: body.value.force,
-    };
+    const value = body.value;
+    const request =
+      value.at === undefined
+        ? { resync: true as const, reason: value.reason }
+        : { at: Date.parse(value.at), reason: value.reason, force: value.force };
     const result = await pollerObject(c.env, name).moveCheckpoint(meantLife(c), request);
     if (result.outcome === 'refused') return c.json({ error: result.error }, result.status);
     return c.json(result, 200);

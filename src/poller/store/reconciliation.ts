@@ -203,8 +203,8 @@ export class Reconciliation implements ReconcileStore {
     });
   }
 
-  /** What status shows of it, for a poller whose reconcile lists `every` ms apart. */
-  input(every: number): ReconcileInput {
+  /** What status shows of it, for a poller whose reconcile lists `every` ms apart (null: full rounds). */
+  input(every: number | null): ReconcileInput {
     return {
       every,
       state: this.state(),

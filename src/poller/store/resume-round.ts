@@ -53,6 +53,24 @@ export class ResumeRound implements RoundStore {
     });
   }
 
+  /**
+   * An admin's resync (PUT /pollers/:name/checkpoint with resync): the token and the page
+   * cursor are cleared, so the next round starts from source.url. Only while no lease is held
+   * (a run would store its token over it): false then, and nothing is written.
+   */
+  resync(at: number, reason: string): boolean {
+    return (
+      this.host.write(
+        `INSERT INTO resume_round (id, resync_at, resync_reason)
+           SELECT 1, ?, ? WHERE (SELECT lease_held FROM poller_state WHERE id = 1) IS NOT 1
+         ON CONFLICT (id) DO UPDATE SET token = NULL, token_at = NULL, cursor = NULL, pages = 0,
+           resync_at = excluded.resync_at, resync_reason = excluded.resync_reason`,
+        at,
+        reason,
+      ) > 0
+    );
+  }
+
   keepCursor(epoch: number, cursor: string, pages: number): boolean {
     return this.fenced(epoch, () =>
       this.host.write(

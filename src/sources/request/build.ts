@@ -3,7 +3,14 @@ import type { Window } from '../../engine/window.ts';
 import { pageStep } from '../paging/index.ts';
 import { writeBodyPath } from './body-path.ts';
 import { baseHeaders, type RequestDraft } from './draft.ts';
-import { type Bounds, renderBody, renderText, windowBounds } from './placeholders.ts';
+import {
+  type Bounds,
+  renderBody,
+  renderParentHeader,
+  renderParentUrl,
+  renderText,
+  windowBounds,
+} from './placeholders.ts';
 
 /**
  * Builds the requests of a source's window, page by page: the window's request (`url`,
@@ -46,7 +53,11 @@ export function windowDraft(config: RequestConfig, window: Window): RequestDraft
     };
   }
   // Rendered before it is parsed: a URL would percent-encode the braces of `{from}`.
-  const url = new URL(renderText(config.url, bounds, encodeURIComponent));
+  const url = new URL(
+    window.parent === undefined
+      ? renderText(config.url, bounds, encodeURIComponent)
+      : renderParentUrl(config.url, bounds),
+  );
   // A round from a token sent as a parameter takes resume.params instead of source.params;
   // every page of the round repeats them (the page's cursor goes beside them, pageDraft).
   const param = token === null ? undefined : resume?.param;
@@ -70,10 +81,10 @@ export function windowDraft(config: RequestConfig, window: Window): RequestDraft
   };
 }
 
-/** A table of strings with each value rendered. */
+/** A child request's headers, each value rendered with its parent's values. */
 function renderValues(table: Record<string, string>, bounds: Bounds): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(table).map(([key, value]) => [key, renderText(value, bounds)]),
+    Object.entries(table).map(([key, value]) => [key, renderParentHeader(value, bounds)]),
   );
 }
 

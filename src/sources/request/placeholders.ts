@@ -34,14 +34,58 @@ export interface Bounds {
   parent?: unknown;
 }
 
-/** A `{parent.<path>}` whose parent record holds no string, number or boolean there. */
+/**
+ * A `{parent.<path>}` whose parent record holds no string, number or boolean there, or whose
+ * values would change which path of the children's URL is asked for (`.` or `..` as a path
+ * segment, which a URL parser takes as a dot segment however it is encoded).
+ */
 export class MissingParentValue extends Error {
   readonly path: string;
 
-  constructor(path: string) {
-    super(`the parent record has no value at "${path}" for {parent.${path}}`);
+  constructor(path: string, message?: string) {
+    super(message ?? `the parent record has no value at "${path}" for {parent.${path}}`);
     this.path = path;
   }
+}
+
+/** The scheme and authority of a URL's text: where no placeholder may go (config/children.ts). */
+const ORIGIN_TEXT = /^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*/i;
+/** `.` or `..`, as written or percent-encoded: what a URL parser removes from a path. */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/** How many of the path segments of a URL's text are dot segments. */
+function dotSegments(url: string): number {
+  const origin = ORIGIN_TEXT.exec(url)?.[0].length ?? 0;
+  const path = url.slice(origin).split(/[?#]/, 1)[0] ?? '';
+  return path.split(/[/\\]/).filter((segment) => DOT_SEGMENT.test(segment)).length;
+}
+
+/**
+ * The children's URL with its parent's values in it (percent-encoded): throws
+ * MissingParentValue when a value would turn a path segment into `.` or `..`, so that a
+ * record never chooses which path (with the source's credentials) is asked for.
+ */
+export function renderParentUrl(template: string, bounds: Bounds): string {
+  let url: string;
+  try {
+    url = renderText(template, bounds, encodeURIComponent);
+  } catch (error) {
+    // A lone surrogate has no UTF-8 form to percent-encode.
+    if (!(error instanceof URIError)) throw error;
+    const paths = parentPaths(template).join('", "');
+    throw new MissingParentValue(
+      paths,
+      `the parent record's value at "${paths}" is not well-formed text (a lone surrogate) and cannot go in a URL`,
+    );
+  }
+  if (dotSegments(url) > dotSegments(template)) {
+    const paths = parentPaths(template).join('", "');
+    throw new MissingParentValue(
+      paths,
+      `the parent record's value at "${paths}" would change which path of the children's URL is asked for ("." or ".." as a path segment)`,
+    );
+  }
+  return url;
 }
 
 /**
@@ -116,7 +160,12 @@ export function renderBody(body: unknown, bounds: Bounds): unknown {
 /** The parent's value at `path`, as text; throws MissingParentValue when it has none. */
 function parentValue(parent: unknown, path: string): string {
   const value = readPath(parent, path);
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+  // An empty string is no value: `/issue//comment` would ask another endpoint.
+  if (
+    (typeof value === 'string' && value !== '') ||
+    typeof value === 'number' ||
+    typeof value === 'boolean'
+  ) {
     return String(value);
   }
   throw new MissingParentValue(path);
@@ -154,4 +203,28 @@ export function usesPlaceholderIn(value: unknown, name: BoundName): boolean {
     return Object.values(value).some((item) => usesPlaceholderIn(item, name));
   }
   return false;
+}
+
+/** Whether a header value can hold `text`: no line break, no NUL, nothing beyond Latin-1. */
+function headerSafe(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 0 || code === 10 || code === 13 || code > 0xff) return false;
+  }
+  return true;
+}
+
+/**
+ * A header value of a child request, its parent's values in it: throws MissingParentValue
+ * (the parent becomes a dead letter) when a value could not be sent in a header, instead of
+ * failing the request (every run, with the value in its error).
+ */
+export function renderParentHeader(value: string, bounds: Bounds): string {
+  const rendered = renderText(value, bounds);
+  if (rendered === value || headerSafe(rendered)) return rendered;
+  const paths = parentPaths(value).join('", "');
+  throw new MissingParentValue(
+    paths,
+    `the parent record's value at "${paths}" cannot be sent in a header (a line break, NUL or a character beyond Latin-1)`,
+  );
 }

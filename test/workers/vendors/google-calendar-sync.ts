@@ -21,6 +21,11 @@ export class FakeGoogleCalendarSync extends FakeVendor {
     this.expiredBefore = this.versions.length + 1;
   }
 
+  /** Whether a request was part of a round from a sync token. */
+  fromToken(url: URL): boolean {
+    return url.searchParams.has('syncToken');
+  }
+
   protected answer({ method, url, headers }: SeenRequest): Response {
     this.require(method === 'GET', 'a GET');
     this.require(/^\/calendar\/v3\/calendars\/[^/]+\/events$/.test(url.pathname), 'unknown path');

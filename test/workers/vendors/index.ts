@@ -1,12 +1,15 @@
 import airtable from '../../../examples/apis/airtable-records.toml?raw';
+import githubComments from '../../../examples/apis/github-issue-comments.toml?raw';
 import github from '../../../examples/apis/github-issues.toml?raw';
 import googleCalendar from '../../../examples/apis/google-calendar-events.toml?raw';
 import googleCalendarSync from '../../../examples/apis/google-calendar-sync.toml?raw';
 import hubspot from '../../../examples/apis/hubspot-contacts.toml?raw';
 import intercom from '../../../examples/apis/intercom-conversations.toml?raw';
+import jiraComments from '../../../examples/apis/jira-issue-comments.toml?raw';
 import jira from '../../../examples/apis/jira-issues.toml?raw';
 import linear from '../../../examples/apis/linear-issues.toml?raw';
 import graph from '../../../examples/apis/microsoft-graph-messages.toml?raw';
+import graphUsers from '../../../examples/apis/microsoft-graph-users-delta.toml?raw';
 import notion from '../../../examples/apis/notion-pages.toml?raw';
 import pipedrive from '../../../examples/apis/pipedrive-deals.toml?raw';
 import salesforce from '../../../examples/apis/salesforce-accounts.toml?raw';
@@ -22,6 +25,7 @@ import { FakeIntercom } from './intercom.ts';
 import { FakeJira } from './jira.ts';
 import { FakeLinear } from './linear.ts';
 import { FakeMicrosoftGraph } from './microsoft-graph.ts';
+import { FakeGraphUsersDelta } from './microsoft-graph-delta.ts';
 import { FakeNotion } from './notion.ts';
 import { FakePipedrive } from './pipedrive.ts';
 import { FakeSalesforce } from './salesforce.ts';
@@ -47,9 +51,24 @@ export interface VendorCase {
   deletes: boolean;
   /**
    * What test/workers/examples.test.ts runs: a time window's records that show late, change
-   * or are deleted (`window`, the default), or rounds from a resume token (`rounds`).
+   * or are deleted (`window`, the default), rounds from a resume token (`rounds`: the fake
+   * is a RoundsVendor), or the comments of changed issues (`children`: the fake is a
+   * CommentVendor, vendors/comments.ts).
    */
-  scenario?: 'window' | 'rounds';
+  scenario?: 'window' | 'rounds' | 'children';
+}
+
+/** A vendor fake of resume tokens: its tokens can expire, and it tells a round from a token. */
+export interface RoundsVendor extends FakeVendor {
+  /** Every token handed out so far expires. */
+  expireTokens(): void;
+  /** Whether a request was a page of a round from a token (not from source.url). */
+  fromToken(url: URL): boolean;
+}
+
+/** Whether a fake is a RoundsVendor. */
+export function isRoundsVendor(fake: FakeVendor): fake is RoundsVendor {
+  return 'expireTokens' in fake && 'fromToken' in fake;
 }
 
 /** One entry per file of examples/apis/ (a test checks that none is left out). */
@@ -61,6 +80,12 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: true,
   },
   'github-issues.toml': { example: github, fake: () => new FakeGitHub(), deletes: false },
+  'github-issue-comments.toml': {
+    example: githubComments,
+    fake: () => new FakeGitHub(),
+    deletes: true,
+    scenario: 'children',
+  },
   'stripe-events.toml': {
     example: stripe,
     fake: () => new FakeStripe(),
@@ -105,6 +130,19 @@ export const VENDOR_CASES: Record<string, VendorCase> = {
     deletes: false,
   },
   'jira-issues.toml': { example: jira, fake: () => new FakeJira(), deletes: false },
+  'microsoft-graph-users-delta.toml': {
+    example: graphUsers,
+    fake: () => new FakeGraphUsersDelta(),
+    secrets: { GRAPH_TOKEN: 'eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.example' },
+    deletes: true,
+    scenario: 'rounds',
+  },
+  'jira-issue-comments.toml': {
+    example: jiraComments,
+    fake: () => new FakeJira(),
+    deletes: true,
+    scenario: 'children',
+  },
   'microsoft-graph-messages.toml': {
     example: graph,
     fake: () => new FakeMicrosoftGraph(),
