@@ -153,7 +153,10 @@ export async function pollWindow(
   // once when a page shows them at the same version, stamped within a second of the last
   // window's T (copied: `seen` adds to the ledger).
   const relist = config.source.children === undefined ? new Set<string>() : new Set(ledger);
-  const relistFrom = window.from + config.overlap + config.lag_allowance - RELIST_GRAIN_MS;
+  // The last window's T: a parent stamped at or after it in the ledger was handled by an
+  // earlier attempt of this window (a budget stop, a crash), not listed again.
+  const lastT = window.from + config.overlap + config.lag_allowance;
+  const relistFrom = lastT - RELIST_GRAIN_MS;
   const seen = new HandledKeys(ledger, keepFrom);
   const loaded = WindowFailing.load(ctx, epoch, ledger);
   if (loaded === 'fenced') return { kind: 'fenced' };
@@ -268,7 +271,8 @@ export async function pollWindow(
         if (stop !== undefined) break;
         const key = keys[i] ?? '';
         const isFresh = freshKeys.delete(key);
-        if (!isFresh && !(relist.has(key) && parent.versionMs >= relistFrom)) continue;
+        const near = parent.versionMs >= relistFrom && parent.versionMs < lastT;
+        if (!isFresh && !(relist.has(key) && near)) continue;
         relist.delete(key);
         // A parent retried just above (deliver_parents: it failed after its children were
         // handled, in a run before) is handled: neither it nor its children go again.

@@ -399,7 +399,27 @@ describe("a parent's children, with every paging style", () => {
   }
 });
 
-describe('children.deletes after a stop inside a listing', () => {
+describe('a window of children stopped by the budget', () => {
+  it('completes over runs: the parents its earlier runs handled are not listed again', async () => {
+    // 6 issues of 5 comments: 4 child pages and 5 deliveries each, 55 requests in all, 12 a run.
+    const w = world({ maxSubrequests: 12 });
+    const ids: string[] = [];
+    for (const key of ['ACME-1', 'ACME-2', 'ACME-3', 'ACME-4', 'ACME-5', 'ACME-6']) {
+      w.clock.now += 1_000;
+      w.tracker.issue(key);
+      for (const body of ['a', 'b', 'c', 'd', 'e']) {
+        ids.push(`${key}/${w.tracker.comment(key, body)}`);
+      }
+    }
+    for (let run = 0; run < 20 && (w.store.read().checkpoint ?? START) <= START; run += 1) {
+      await w.run();
+    }
+    expect(w.got.map((item) => item.update.id).sort()).toEqual(ids.sort());
+    expect(w.store.read().checkpoint).toBeGreaterThan(START);
+    const pages = w.tracker.commentPages();
+    expect(pages.length - new Set(pages).size).toBeLessThanOrEqual(6);
+  });
+
   it('a listing continued from a kept child page after a budget stop still deletes a child the parent no longer lists', async () => {
     const w = world({ children: { deletes: true } });
     w.tracker.issue('ACME-1');
