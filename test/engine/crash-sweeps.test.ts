@@ -81,18 +81,31 @@ describe('a crash mid-round', () => {
     });
   }
 
-  it('a crash on the first page of the first round misses an event cancelled before the recovery, as a resync does', async () => {
-    // No cursor is kept before the first page was handled: the recovery starts the round
-    // from source.url again, a new full listing, which shows no cancelled event. The event
-    // the dead run delivered stays at the receiver (resume.resync_deletes or reconcile
-    // would find it, as for a resync).
-    const make = () =>
-      roundWorld({ start: 'first', events: 12, page: 3, cancelledWhileDead: 1 }, DELIVERY);
-    const trial = await crashTrial(make, { kind: 'delivery', index: 2 }, OPTIONS);
-    expect(trial.diedAt).toBe('upsert ev00001');
-    expect(trial.lost).toEqual(['ev00001: 2026-09-01T00:00:02.000Z ≠ deleted']);
+  it('a crash on the first page of a full round misses an event it sent that is cancelled before the recovery, unless resync_deletes knows it was sent', async () => {
+    // No cursor is kept before the first page was handled: the recovery starts the round from
+    // source.url again, a new full listing, which shows no cancelled event.
+    const first = (resyncDeletes: boolean) => () =>
+      roundWorld(
+        { start: 'first', events: 12, page: 3, cancelledWhileDead: 1, resyncDeletes },
+        DELIVERY,
+      );
+    const gone = ['ev00001: 2026-09-01T00:00:02.000Z ≠ deleted'];
+    // Dead after the page's per-id memory was written, before its cursor was kept: only
+    // resync_deletes compares the full round with the ids known, and deletes it.
+    const beforeCursor = async (resyncDeletes: boolean) => {
+      for (let index = 1; ; index += 1) {
+        const trial = await crashTrial(first(resyncDeletes), { kind: 'write', index }, OPTIONS);
+        if (!trial.crashed || trial.diedAt === 'rounds.keepCursor') return trial;
+      }
+    };
+    expect((await beforeCursor(false)).lost).toEqual(gone);
+    expect((await beforeCursor(true)).lost).toEqual([]);
+    // Dead with the event in flight: nothing knows it was sent, resync_deletes neither.
+    const inFlight = await crashTrial(first(true), { kind: 'delivery', index: 2 }, OPTIONS);
+    expect(inFlight.diedAt).toBe('upsert ev00001');
+    expect(inFlight.lost).toEqual(gone);
     // From the second page on, the round goes on at its kept cursor, in the listing it began.
-    const later = await crashTrial(make, { kind: 'delivery', index: 5 }, OPTIONS);
+    const later = await crashTrial(first(false), { kind: 'delivery', index: 5 }, OPTIONS);
     expect(later.diedAt).toBe('upsert ev00004');
     expect(later.lost).toEqual([]);
   });

@@ -37,8 +37,8 @@ export interface SweepWorld {
   readonly diesFirst?: boolean;
   /** The clock the upstream stamps its changes with: the engine's too. */
   readonly clock: { now: number };
-  /** The engine's sources (and children's), over `fetch`. */
-  ports(fetch: Fetch): Pick<RunContext, 'source' | 'children' | 'isDeleted'>;
+  /** The engine's sources (and children's, and a reconciler's), over `fetch`. */
+  ports(fetch: Fetch): Pick<RunContext, 'source' | 'children' | 'isDeleted' | 'reconcile'>;
   /** The upstream itself. */
   fetch: Fetch;
   /** What changes upstream: before the run that dies, and while it is dead. */

@@ -8,6 +8,7 @@
 
 import { loadPoller } from '../../src/config/load.ts';
 import type { PollerConfig } from '../../src/config/schema.ts';
+import { ListingReconciler } from '../../src/engine/reconcile.ts';
 import { childrenSource } from '../../src/sources/derived-sources.ts';
 import { HttpSource } from '../../src/sources/http-source.ts';
 import { tombstoneRule } from '../../src/sources/tombstone.ts';
@@ -45,6 +46,8 @@ export interface RoundShape {
   page: number;
   /** The event cancelled while the run is dead (not with a resync: a full round shows none). */
   cancelledWhileDead?: number;
+  /** source.resume.resync_deletes: a full round's listing is compared with the ids known. */
+  resyncDeletes?: boolean;
 }
 
 /** A resume poller over `events` calendar events, `page` to a page of its rounds. */
@@ -62,7 +65,12 @@ export function roundWorld(shape: RoundShape, delivery: Delivery): SweepWorld {
       headers: { Authorization: 'Bearer sweep' },
       deleted: { path: 'status', equals: 'cancelled' },
       next: { type: 'cursor', param: 'pageToken', path: 'nextPageToken' },
-      resume: { path: 'nextSyncToken', param: 'syncToken', params: { showDeleted: 'true' } },
+      resume: {
+        path: 'nextSyncToken',
+        param: 'syncToken',
+        params: { showDeleted: 'true' },
+        resync_deletes: shape.resyncDeletes ?? false,
+      },
     },
     deliver: { type: 'handler', name: 'sweep', concurrency: delivery.concurrency },
   });
@@ -84,6 +92,8 @@ export function roundWorld(shape: RoundShape, delivery: Delivery): SweepWorld {
     ports: (fetch: Fetch) => ({
       source: new HttpSource(config.source, fetch, [], () => clock.now),
       isDeleted: tombstoneRule(config.source),
+      // As the Worker wires it (poller/wiring.ts): the reconciliation's turn delivers them.
+      ...(shape.resyncDeletes ? { reconcile: new ListingReconciler(null, null) } : {}),
     }),
     change(stage) {
       if (stage === 'before') {
