@@ -29,6 +29,39 @@ describe('children per parent record', () => {
     expect(w.store.read().checkpoint).toBeGreaterThan(START);
   });
 
+  it("sends {from} and {to} in the children's params as the parent window's bounds", async () => {
+    const w = world({ children: { params: { maxResults: '2', since: '{from}', until: '{to}' } } });
+    w.tracker.issue('ACME-1');
+    w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    const search = w.tracker.requests.find((url) => url.pathname === '/search');
+    const comments = w.tracker.requests.find((url) => url.pathname.endsWith('/comment'));
+    expect(comments?.searchParams.get('since')).toBe(search?.searchParams.get('updated_from'));
+    expect(comments?.searchParams.get('since')).toBe(new Date(START).toISOString());
+    expect(comments?.searchParams.get('until')).toBe(new Date(START + MINUTE).toISOString());
+  });
+
+  it('deliver.changes_only works on children: a child saved again with the same content is not sent', async () => {
+    const w = world({
+      poller: {
+        deliver: {
+          type: 'handler',
+          name: 'comments',
+          changes_only: true,
+          changes_ignore: ['updated'],
+        },
+      },
+    });
+    w.tracker.issue('ACME-1');
+    const a = w.tracker.comment('ACME-1', 'first');
+    await w.run();
+    w.clock.now += MINUTE;
+    w.tracker.edit('ACME-1', a, 'first');
+    await w.run();
+    expect(w.got).toHaveLength(1);
+    expect(w.store.runs.at(-1)?.unchanged).toBe(1);
+  });
+
   it('delivers the parents too, each after its children, with deliver_parents', async () => {
     const w = world({ children: { deliver_parents: true } });
     w.tracker.issue('ACME-1');
