@@ -8,6 +8,7 @@
  * record the receiver ends without.
  */
 
+import { seeded } from './crash.ts';
 import { meets, type Spread, showSpread, spread, thousands } from './stats.ts';
 
 /** A crash point: the n-th delivery request of the run that dies. */
@@ -96,17 +97,6 @@ export interface ShapeRedeliveries {
   issues: number;
   comments: number;
   variants: ShapeVariant[];
-}
-
-/** Positions from a seeded source (mulberry32): every variant of a world dies at the same points. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 const PAGE = 100;

@@ -43,7 +43,7 @@ export interface Redeliveries {
 }
 
 /** Positions from a seeded source (mulberry32): every variant dies at the same points. */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let state = seed;
   return () => {
     state = (state + 0x6d2b79f5) | 0;
