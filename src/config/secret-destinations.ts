@@ -31,25 +31,14 @@ export function requestsOf(config: PollerConfig, poller: string): ConfigRequest[
   const known: { key: string; url: string; carries: unknown }[] = [
     { key: 'source.url', url: config.source.url, carries: upstreamPart(config.source) },
   ];
-  const deletions = deletionsSource(config.source);
-  if (deletions !== null) {
-    known.push({
-      key: 'source.deletions.url',
-      url: deletions.url,
-      carries: upstreamPart(deletions),
-    });
-  }
-  const children = childrenSource(config.source);
-  if (children !== null) {
-    known.push({
-      key: 'source.children.url',
-      url: children.url,
-      carries: upstreamPart(children),
-    });
-  }
-  const listing = listingSource(config);
-  if (listing !== null) {
-    known.push({ key: 'reconcile.url', url: listing.url, carries: upstreamPart(listing) });
+  // The endpoints beside the source's, each read as a source of its own (derived-sources.ts).
+  const beside: [string, SourceConfig | null][] = [
+    ['source.deletions.url', deletionsSource(config.source)],
+    ['source.children.url', childrenSource(config.source)],
+    ['reconcile.url', listingSource(config)],
+  ];
+  for (const [key, source] of beside) {
+    if (source !== null) known.push({ key, url: source.url, carries: upstreamPart(source) });
   }
   const fetch = config.reconcile?.fetch;
   const template = fetchUrlOf(fetch);

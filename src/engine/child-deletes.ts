@@ -1,4 +1,4 @@
-import type { ChildrenEnd, Listed } from './children.ts';
+import { type ChildrenEnd, childPrefix, type Listed } from './children.ts';
 import type { FailingUpdate, RunContext, Update } from './ports.ts';
 import type { HandledBatch } from './window-deliveries.ts';
 
@@ -10,20 +10,12 @@ import type { HandledBatch } from './window-deliveries.ts';
  * children.max_deletes of the parent's known children are held (audited), not delivered.
  */
 
-/** The prefix every child id of `parent` starts with (engine/children.ts childId). */
-export function childPrefix(parentId: string): string {
-  return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/`;
-}
-
 /**
  * How many of `known` children one listing may delete (children.max_deletes). A share allows
  * one at least: a parent's only child deleted (a comment on an issue with one) is the
  * common case, and the second listing has confirmed it.
  */
-export function allowedDeletes(
-  max: { percent: number } | { count: number },
-  known: number,
-): number {
+function allowedDeletes(max: { percent: number } | { count: number }, known: number): number {
   if ('count' in max) return max.count;
   return max.percent > 0 ? Math.max(1, Math.floor((known * max.percent) / 100)) : 0;
 }

@@ -55,7 +55,12 @@ export type ChildrenEnd = { kind: 'done' } | StreamEnd | { kind: 'misconfigured'
  * percent-encoded, so that no two children of two parents share one.
  */
 export function childId(parentId: string, id: string): string {
-  return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/${id}`;
+  return childPrefix(parentId) + id;
+}
+
+/** What every child id of `parentId` starts with: its id, `%` and `/` encoded, and a `/`. */
+export function childPrefix(parentId: string): string {
+  return `${parentId.replaceAll('%', '%25').replaceAll('/', '%2F')}/`;
 }
 
 /**
@@ -81,16 +86,11 @@ export function childOf(parent: Update, child: Update): Update {
  * under the parent (engine/child-deletes.ts).
  */
 export async function deliverChildren(
-  ctx: RunContext,
-  epoch: number,
-  window: Window,
-  parent: Update,
-  paging: ChildPaging,
-  deliver: (children: Update[]) => Promise<HandledBatch>,
-  tally: ChildTally,
+  of: ParentListing,
   /** The window's failing updates (R19): a child failing under the parent is known too. */
   failing: ReadonlyMap<string, FailingUpdate> = new Map(),
 ): Promise<ChildrenEnd> {
+  const { ctx, epoch, parent, deliver } = of;
   const port = ctx.children;
   if (port === undefined || port === null) return { kind: 'done' };
   const store = ctx.store.childProgress;
@@ -106,12 +106,12 @@ export async function deliverChildren(
       return store === undefined || store.keep(epoch, { parent: key, cursor, pages });
     },
   };
-  const listing = await listChildren(ctx, epoch, window, parent, paging, deliver, tally, continued);
+  const listing = await listChildren(of, continued);
   if (listing.kind !== 'listed') return listing;
   // The listing ended: a run after it lists this parent's children from their first page.
   if (written && store !== undefined && !store.keep(epoch, null)) return { kind: 'fenced' };
   if (!ctx.config.source.children?.deletes || listing.missing) return { kind: 'done' };
-  const again = () => listChildren(ctx, epoch, window, parent, paging, deliver, tally);
+  const again = () => listChildren(of);
   // Only a listing this run saw from its first page is whole. One continued from a kept page
   // (after a budget stop or a crash) is listed again whole: the parent may never change
   // again, and a child it stopped listing would stay at the receiver.
@@ -124,20 +124,28 @@ export async function deliverChildren(
 /** The page stream's parts a child listing shares with its parent window's. */
 export type ChildPaging = Omit<Paging, 'source' | 'round' | 'continued'>;
 
+/** One parent's children as its window lists them: where, with what, delivered how. */
+export interface ParentListing {
+  ctx: RunContext;
+  epoch: number;
+  /** The parent's window: its bounds are the children's {from} and {to}. */
+  window: Window;
+  parent: Update;
+  paging: ChildPaging;
+  /** Handles each page's children as a batch of the window's. */
+  deliver: (children: Update[]) => Promise<HandledBatch>;
+  tally: ChildTally;
+}
+
 /** A listing that went through: the ids it listed, and whether it answered 404. */
 export type Listed = { kind: 'listed'; ids: Set<string>; missing: boolean };
 
 /** One listing of a parent's children, each page delivered as it comes. */
 async function listChildren(
-  ctx: RunContext,
-  epoch: number,
-  window: Window,
-  parent: Update,
-  paging: ChildPaging,
-  deliver: (children: Update[]) => Promise<HandledBatch>,
-  tally: ChildTally,
+  of: ParentListing,
   continued?: Continuation,
 ): Promise<Listed | Exclude<ChildrenEnd, { kind: 'done' }>> {
+  const { ctx, epoch, window, parent, paging, deliver, tally } = of;
   const source = ctx.children?.source;
   if (source === undefined) return { kind: 'listed', ids: new Set(), missing: false };
   const { id, version, versionMs, record } = parent;

@@ -277,20 +277,13 @@ export async function pollWindow(
         // A parent retried just above (deliver_parents: it failed after its children were
         // handled, in a run before) is handled: neither it nor its children go again.
         if (isFresh && retried.length > 0 && seen.has(key, parent.versionMs)) continue;
-        const end = await deliverChildren(
-          ctx,
-          epoch,
-          window,
-          parent,
-          paging,
-          (kids) =>
-            deliveries.deliver(withOlderFailing(kids, failing, seen, false, triedNow()), {
-              ledger: false,
-              keep: false,
-            }),
-          tally,
-          failing,
-        );
+        const deliver = (kids: Update[]) =>
+          deliveries.deliver(withOlderFailing(kids, failing, seen, false, triedNow()), {
+            ledger: false,
+            keep: false,
+          });
+        const listing = { ctx, epoch, window, parent, paging, deliver, tally };
+        const end = await deliverChildren(listing, failing);
         if (end.kind === 'fenced') return end;
         if (end.kind === 'stopped') return incomplete(end.stop, end.resumeAt);
         if (end.kind === 'failed') return failed(end.failure, end.error, end.retryAfter);

@@ -84,7 +84,11 @@ export class WindowDeliveries {
     const { seen, loaded, delivered, unkept, retryable } = this.memory;
     // deliver.changes_only: a version whose content is the one the receiver last got of
     // its id is handled without being sent, judged as its turn comes (engine/unchanged.ts).
-    const judged = await changesJudge(ctx, sent);
+    // Parents handled unsent are judged by nothing: no hash, no per-id memory read, for them.
+    const judged =
+      how.silent && sent.every((update) => update.parent === undefined)
+        ? null
+        : await changesJudge(ctx, sent);
     const judge = how.silent ? silently(judged) : judged;
     const plan = planDelivery(ctx, sent, how.keys);
     how.askAhead?.(plan);

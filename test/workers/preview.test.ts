@@ -1,6 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poller } from '../../src/poller/durable-object.ts';
+import type { PreviewResult } from '../../src/preview/preview.ts';
 import { pageText, pollerPage } from '../support/dashboard-page.ts';
 import {
   alarmOf,
@@ -24,30 +25,8 @@ beforeEach(() => {
   ({ upstream, receiver } = installFakes());
 });
 
-interface Preview {
-  requests: {
-    method: string;
-    url: string;
-    body?: string;
-    status: number | null;
-    ms: number;
-    bytes: number;
-  }[];
-  records: {
-    id: string | null;
-    updated_at: string | null;
-    version: string | null;
-    delete: boolean;
-    record: unknown;
-    record_text?: string;
-    malformed?: string;
-  }[];
-  window: { from: string; to: string; bounded: boolean; cut: boolean };
-  checkpoint: { from: string; from_source: string; would_commit: string | null; note: string };
-  warnings: { kind: string; message: string }[];
-  pages: number;
-  complete: boolean;
-}
+/** A preview's answer, as src/preview/preview.ts types it. */
+type Preview = PreviewResult;
 
 async function previewOf(name: string, body?: unknown) {
   const reply = await api('POST', `/pollers/${name}/preview`, body);

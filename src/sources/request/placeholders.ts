@@ -40,11 +40,8 @@ export interface Bounds {
  * segment, which a URL parser takes as a dot segment however it is encoded).
  */
 export class MissingParentValue extends Error {
-  readonly path: string;
-
   constructor(path: string, message?: string) {
     super(message ?? `the parent record has no value at "${path}" for {parent.${path}}`);
-    this.path = path;
   }
 }
 
